@@ -1,0 +1,1 @@
+//! Environment probes behind a Probe trait, producing EnvFacts.

@@ -1,0 +1,1 @@
+//! Predicts the peak GPU memory of training and inference, and picks GPUs that fit.

@@ -1,0 +1,1 @@
+//! Pure diagnosis: facts in, findings out, one file per rule, knowledge tables as data.

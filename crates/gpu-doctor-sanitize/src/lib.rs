@@ -1,0 +1,1 @@
+//! Runs compute-sanitizer and condenses its reports into a few findings.

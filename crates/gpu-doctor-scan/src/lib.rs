@@ -1,0 +1,1 @@
+//! Streaming scanner for job output, tracebacks and kernel logs.

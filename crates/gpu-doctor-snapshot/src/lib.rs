@@ -1,0 +1,1 @@
+//! Reader and analyses for PyTorch CUDA memory snapshots.
