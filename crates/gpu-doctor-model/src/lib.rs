@@ -10,6 +10,7 @@ mod finding;
 mod ids;
 mod reading;
 mod sample;
+pub mod units;
 
 pub use clock::{Clock, SystemClock};
 pub use finding::{Cause, Evidence, Finding, Remedy, RuleCode, Severity};
