@@ -7,7 +7,6 @@ mod exit;
 mod printer;
 
 use clap::{Parser, Subcommand};
-use exit::ExitStatus;
 
 /// Finds out why GPU jobs fail, and keeps them from failing again.
 #[derive(Debug, Parser)]
