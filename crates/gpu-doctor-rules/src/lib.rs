@@ -1,1 +1,2 @@
 //! Pure diagnosis: facts in, findings out, one file per rule, knowledge tables as data.
+pub mod history;
