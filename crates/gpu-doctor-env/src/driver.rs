@@ -156,7 +156,7 @@ mod tests {
         assert!(may_read_write(&user, 0o666, 0, 0));
         assert!(!may_read_write(&user, 0o660, 0, 0));
         assert!(may_read_write(&user, 0o660, 0, 44));
-        assert!(!may_read_write(&user, 0o606, 1000, 0), "owner bits win");
+        assert!(!may_read_write(&user, 0o066, 1000, 0), "owner bits win");
         assert!(may_read_write(
             &Identity {
                 uid: 0,
