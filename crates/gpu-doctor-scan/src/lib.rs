@@ -1,1 +1,407 @@
 //! Streaming scanner for job output, tracebacks and kernel logs.
+//!
+//! This crate owns the step from bytes to facts: it reads any amount of text in chunks
+//! (never the whole input in memory), and returns [`LogFacts`], a bounded list of typed
+//! [`Observation`]s (an OOM with its numbers, a CUDA error with its code and stickiness, a
+//! device-side assertion, an Xid, ...). It does not decide what they mean; the rules in
+//! `gpu-doctor-rules` do.
+//!
+//! How it stays fast and bounded:
+//! - A prefilter ([`aho_corasick`] over a few dozen trigger words such as `CUDA`, `memory`,
+//!   `Xid`, `NCCL`) runs over whole chunks; only the lines around a hit are looked at, so an
+//!   ordinary training log costs little more than the prefilter itself.
+//! - Lines are cut at [`ScanOptions::max_line_bytes`] (the rest of an over-long line is
+//!   skipped), and at most [`ScanOptions::keep_first`] + [`ScanOptions::keep_last`]
+//!   observations of each kind are kept.
+//! - Lines are split on `\n` and `\r` (progress bars), cleaned of ANSI colour codes and
+//!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
+//!   kept on the observation).
+
+mod clean;
+mod cuda_errors;
+mod facts;
+mod recognize;
+pub mod units;
+
+pub use cuda_errors::{CUDA_ERRORS, CudaErrorEntry, lookup_cuda_error};
+pub use facts::{
+    CudaErrorInfo, EnvKind, Framework, LibStatus, LogFacts, NcclInfo, ObsKind, Observation,
+    OomInfo, OomStyle,
+};
+
+use aho_corasick::AhoCorasick;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Read;
+use std::sync::LazyLock;
+
+/// Limits on what the scanner keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Bytes of a line that are read; the rest of a longer line is skipped.
+    pub max_line_bytes: usize,
+    /// How many observations of each kind are kept from the start of the input...
+    pub keep_first: usize,
+    /// ...and from its end.
+    pub keep_last: usize,
+    /// Bytes read from a reader at a time.
+    pub chunk_bytes: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            max_line_bytes: 64 * 1024,
+            keep_first: 64,
+            keep_last: 64,
+            chunk_bytes: 1 << 20,
+        }
+    }
+}
+
+/// Words that every line worth a closer look contains. Case variants are listed rather than
+/// searched case-insensitively, which keeps the prefilter on its fastest (SIMD) path.
+const TRIGGERS: &[&str] = &[
+    "CUDA",
+    "cuda",
+    "Cuda",
+    "memory",
+    "Memory",
+    "MEMORY",
+    "mem:",
+    "mem=",
+    "mem ",
+    "MiB",
+    "GiB",
+    "OOM",
+    "RESOURCE_EXHAUSTED",
+    "ResourceExhausted",
+    "Resource exhausted",
+    "Xid",
+    "XID",
+    "NVRM",
+    "NVML",
+    "NVIDIA",
+    "nvidia",
+    "NCCL",
+    "nccl",
+    "atchdog",
+    "CUBLAS",
+    "cublas",
+    "cuBLAS",
+    "CUDNN",
+    "cudnn",
+    "cuDNN",
+    "ssert",
+    "illegal",
+    "misaligned",
+    "launch failure",
+    "kernel image",
+    "sm_",
+    "ECC",
+    "AER",
+    "PCIe Bus Error",
+    "fallen off the bus",
+    "GPU is lost",
+    "Slowdown",
+    "slowdown",
+    "HIP",
+    "hipError",
+    "InUse:",
+    "Limit:",
+    "LargestFreeBlock",
+    "Requested",
+    "Device limit",
+    "Currently allocated",
+    "=========",
+    "tensorflow",
+    "jax",
+    "cupy",
+    "libcu",
+    "GPU",
+];
+
+static PREFILTER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| AhoCorasick::new(TRIGGERS).ok());
+
+fn triggered(bytes: &[u8]) -> bool {
+    match PREFILTER.as_ref() {
+        Some(ac) => ac.is_match(bytes),
+        // Building the automaton cannot fail for this fixed list; if it ever did, look at
+        // every line rather than none.
+        None => true,
+    }
+}
+
+/// Lines read unconditionally after a line that starts a multi-line message (the
+/// cudaMallocAsync OOM report, NCCL's "Last error:").
+const FOLLOW_LINES: u32 = 8;
+
+/// The streaming scanner: feed it chunks, then [`Scanner::finish`].
+#[derive(Debug)]
+pub struct Scanner {
+    opts: ScanOptions,
+    source: String,
+    /// The unfinished last line of the previous chunk (at most `max_line_bytes`).
+    carry: Vec<u8>,
+    /// The unfinished line is longer than the cap; its rest is being skipped.
+    carry_overflowed: bool,
+    /// 1-based number of the line that starts at the current position.
+    line_no: u64,
+    follow: u32,
+    seq: u64,
+    kept: BTreeMap<&'static str, Kept>,
+    facts: LogFacts,
+    context: recognize::Context,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    first: Vec<Observation>,
+    last: VecDeque<Observation>,
+}
+
+impl Scanner {
+    pub fn new(opts: ScanOptions) -> Self {
+        Scanner {
+            opts,
+            source: String::from("stdin"),
+            carry: Vec::new(),
+            carry_overflowed: false,
+            line_no: 1,
+            follow: 0,
+            seq: 0,
+            kept: BTreeMap::new(),
+            facts: LogFacts::default(),
+            context: recognize::Context::default(),
+        }
+    }
+
+    /// Starts a new input: line numbers restart at 1 and observations name `source`.
+    pub fn begin_source(&mut self, source: &str) {
+        self.end_source();
+        source.clone_into(&mut self.source);
+        self.facts.sources.push(source.to_owned());
+        self.line_no = 1;
+        self.follow = 0;
+        self.context = recognize::Context::default();
+    }
+
+    /// Finishes the current input's last line (one without a final newline).
+    fn end_source(&mut self) {
+        if !self.carry.is_empty() || self.carry_overflowed {
+            let line = std::mem::take(&mut self.carry);
+            let forced = self.take_follow();
+            self.process_line(&line, self.carry_overflowed, forced);
+            self.carry_overflowed = false;
+            self.line_no += 1;
+        }
+        self.facts.lines_scanned += self.line_no - 1;
+        self.line_no = 1;
+    }
+
+    /// Scans the next piece of input. Chunks may split lines anywhere.
+    pub fn feed(&mut self, mut chunk: &[u8]) {
+        self.facts.bytes_scanned += chunk.len() as u64;
+        if !self.carry.is_empty() || self.carry_overflowed {
+            match memchr::memchr(b'\n', chunk) {
+                None => {
+                    self.extend_carry(chunk);
+                    return;
+                }
+                Some(nl) => {
+                    self.extend_carry(&chunk[..nl]);
+                    let line = std::mem::take(&mut self.carry);
+                    let overflowed = std::mem::take(&mut self.carry_overflowed);
+                    let forced = self.take_follow();
+                    self.process_line(&line, overflowed, forced);
+                    self.carry = line;
+                    self.carry.clear();
+                    self.line_no += 1;
+                    chunk = &chunk[nl + 1..];
+                }
+            }
+        }
+        match memchr::memrchr(b'\n', chunk) {
+            None => self.extend_carry(chunk),
+            Some(last) => {
+                self.process_block(&chunk[..=last]);
+                self.extend_carry(&chunk[last + 1..]);
+            }
+        }
+    }
+
+    /// Whether the next line is read unconditionally (it follows a multi-line header).
+    fn take_follow(&mut self) -> bool {
+        if self.follow > 0 {
+            self.follow -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn extend_carry(&mut self, bytes: &[u8]) {
+        let room = self.opts.max_line_bytes.saturating_sub(self.carry.len());
+        if bytes.len() > room {
+            self.carry.extend_from_slice(&bytes[..room]);
+            self.carry_overflowed = true;
+        } else {
+            self.carry.extend_from_slice(bytes);
+        }
+    }
+
+    /// Complete lines only: `block` ends with `\n`.
+    fn process_block(&mut self, block: &[u8]) {
+        let mut pos = 0;
+        while pos < block.len() {
+            if self.follow > 0 {
+                let end = memchr::memchr(b'\n', &block[pos..]).map_or(block.len(), |i| pos + i);
+                self.follow -= 1;
+                self.process_capped(&block[pos..end], true);
+                self.line_no += 1;
+                pos = end + 1;
+                continue;
+            }
+            let hit = match PREFILTER.as_ref() {
+                Some(ac) => ac.find(&block[pos..]).map(|m| pos + m.start()),
+                None => Some(pos),
+            };
+            let Some(hit) = hit else {
+                self.line_no += memchr::memchr_iter(b'\n', &block[pos..]).count() as u64;
+                break;
+            };
+            let start = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
+            self.line_no += memchr::memchr_iter(b'\n', &block[pos..start]).count() as u64;
+            let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |i| hit + i);
+            self.process_capped(&block[start..end], false);
+            self.line_no += 1;
+            pos = end + 1;
+        }
+    }
+
+    fn process_capped(&mut self, line: &[u8], forced: bool) {
+        if line.len() > self.opts.max_line_bytes {
+            self.process_line(&line[..self.opts.max_line_bytes], true, forced);
+        } else {
+            self.process_line(line, false, forced);
+        }
+    }
+
+    /// One `\n`-terminated line (without the `\n`), split further on `\r`.
+    fn process_line(&mut self, line: &[u8], long: bool, forced: bool) {
+        if long {
+            self.facts.long_lines += 1;
+        }
+        for segment in line.split(|b| *b == b'\r') {
+            if segment.is_empty() || !(forced || triggered(segment)) {
+                continue;
+            }
+            let cleaned = clean::clean(segment);
+            if cleaned.text.is_empty() {
+                continue;
+            }
+            if let Some(rank) = cleaned.rank {
+                self.facts.ranks.insert(rank);
+            }
+            let found = recognize::recognize(&cleaned.text, &mut self.context);
+            if found.starts_multiline {
+                self.follow = FOLLOW_LINES;
+            }
+            if let Some(fw) = found.framework_hint {
+                self.facts.frameworks.insert(fw);
+            }
+            for (kind, framework) in found.observations {
+                if let Some(fw) = framework {
+                    self.facts.frameworks.insert(fw);
+                }
+                let obs = Observation {
+                    source: self.source.clone(),
+                    line: self.line_no,
+                    rank: cleaned.rank,
+                    framework,
+                    text: cut(&cleaned.text, 2000),
+                    kind,
+                    seq: self.seq,
+                };
+                self.seq += 1;
+                self.keep(obs);
+            }
+        }
+    }
+
+    fn keep(&mut self, obs: Observation) {
+        let kept = self.kept.entry(obs.kind.name()).or_default();
+        if kept.first.len() < self.opts.keep_first {
+            kept.first.push(obs);
+            return;
+        }
+        if self.opts.keep_last == 0 {
+            self.facts.dropped_observations += 1;
+            return;
+        }
+        if kept.last.len() == self.opts.keep_last {
+            kept.last.pop_front();
+            self.facts.dropped_observations += 1;
+        }
+        kept.last.push_back(obs);
+    }
+
+    /// The facts gathered from every input, in input order.
+    pub fn finish(mut self) -> LogFacts {
+        self.end_source();
+        let mut all: Vec<Observation> = Vec::new();
+        for (_, kept) in std::mem::take(&mut self.kept) {
+            all.extend(kept.first);
+            all.extend(kept.last);
+        }
+        all.sort_by_key(|o| o.seq);
+        self.facts.observations = all;
+        if self.facts.sources.is_empty() {
+            self.facts.sources.push(self.source);
+        }
+        self.facts
+    }
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with `…`.
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Scans a byte slice (one input named `source`).
+pub fn scan_bytes(source: &str, bytes: &[u8]) -> LogFacts {
+    let mut scanner = Scanner::new(ScanOptions::default());
+    scanner.begin_source(source);
+    for chunk in bytes.chunks(ScanOptions::default().chunk_bytes) {
+        scanner.feed(chunk);
+    }
+    scanner.finish()
+}
+
+/// Scans a reader into an existing scanner, in chunks; `progress` is called with the number
+/// of bytes read so far after each chunk.
+pub fn scan_reader<R: Read>(
+    scanner: &mut Scanner,
+    mut reader: R,
+    mut progress: impl FnMut(u64),
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; scanner.opts.chunk_bytes.max(4096)];
+    let mut total = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        scanner.feed(&buf[..n]);
+        total += n as u64;
+        progress(total);
+    }
+}

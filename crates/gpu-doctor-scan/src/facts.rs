@@ -1,0 +1,295 @@
+//! What the scanner found: [`LogFacts`], a bounded, typed list of [`Observation`]s.
+//!
+//! The types here are plain data for the rules. They say what a line *is* (an OOM message
+//! with its numbers, a CUDA error with its code) and never what it *means*: deciding that an
+//! OOM is fragmentation or that an error is a knock-on is the rules' job.
+
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// The framework or layer that printed a line, as far as the line itself tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Framework {
+    Pytorch,
+    Tensorflow,
+    Jax,
+    Cupy,
+    /// The CUDA runtime or driver API used directly (or a library whose name is unknown).
+    Cuda,
+    Nccl,
+    /// The kernel log (NVRM, PCIe AER, ...).
+    Kernel,
+    Other,
+}
+
+impl Framework {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framework::Pytorch => "pytorch",
+            Framework::Tensorflow => "tensorflow",
+            Framework::Jax => "jax",
+            Framework::Cupy => "cupy",
+            Framework::Cuda => "cuda",
+            Framework::Nccl => "nccl",
+            Framework::Kernel => "kernel",
+            Framework::Other => "other",
+        }
+    }
+}
+
+/// Which shape of out-of-memory message a line has. The shapes carry different numbers and
+/// some numbers change meaning between them (1.0's "cached" is reserved-but-unused, 1.4's
+/// "reserved in total" is all reserved memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OomStyle {
+    /// PyTorch ≤0.4: `cuda runtime error (2) : out of memory`.
+    TorchThc,
+    /// PyTorch 1.0–1.3: `(GPU 0; X total capacity; Y already allocated; Z free; W cached)`.
+    TorchCached,
+    /// PyTorch 1.4–2.0: `...; W reserved in total by PyTorch)`.
+    TorchReservedTotal,
+    /// PyTorch 2.1+: the sentence form (`GPU 0 has a total capacity of ...`).
+    TorchSentence,
+    /// PyTorch with `backend:cudaMallocAsync`: `Allocation on device 0 would exceed allowed memory`.
+    TorchMallocAsync,
+    /// `CUDA error: out of memory` from a CUDA call outside the caching allocator.
+    CudaCall,
+    /// Apple's MPS backend.
+    TorchMps,
+    /// TensorFlow: `OOM when allocating tensor with shape[...]`.
+    TfOpKernel,
+    /// The BFC allocator (TensorFlow and JAX): `Allocator (GPU_0_bfc) ran out of memory trying to allocate`.
+    Bfc,
+    /// JAX/XLA: `RESOURCE_EXHAUSTED: Out of memory while trying to allocate`.
+    Xla,
+    /// CuPy: `OutOfMemoryError: Out of memory allocating N bytes (allocated so far: M bytes)`.
+    Cupy,
+    /// NCCL: `Cuda failure 2 'out of memory'`.
+    Nccl,
+    /// cuBLAS/cuDNN could not get memory (`CUBLAS_STATUS_ALLOC_FAILED`).
+    Library,
+    /// Anything else that plainly says out of memory.
+    Generic,
+}
+
+/// An out-of-memory message with every number it carried, in bytes. Absent numbers are
+/// `None`, never 0.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct OomInfo {
+    pub framework: Option<Framework>,
+    pub style: Option<OomStyle>,
+    /// `CUDA`, `HIP`, `XPU`, `MPS`, ... when the message names it.
+    pub device_kind: Option<String>,
+    /// The device ordinal the message names (the CUDA ordinal, not the NVML index).
+    pub gpu: Option<u32>,
+    pub requested_bytes: Option<u64>,
+    pub total_bytes: Option<u64>,
+    pub free_bytes: Option<u64>,
+    /// All memory this process holds on the GPU, PyTorch's and everything else's (NVML).
+    pub this_process_bytes: Option<u64>,
+    /// Memory handed out to tensors by the framework's allocator.
+    pub allocated_bytes: Option<u64>,
+    /// Reserved by the allocator but not handed out (PyTorch ≥2.1 states it; older messages
+    /// are converted).
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// All memory reserved by the allocator, when the message gives it.
+    pub reserved_total_bytes: Option<u64>,
+    /// The per-process limit (`set_per_process_memory_fraction`, a pool limit).
+    pub allowed_bytes: Option<u64>,
+    /// Memory in private pools (CUDA graphs).
+    pub private_pool_bytes: Option<u64>,
+    /// Other processes on the GPU and what they hold (PyTorch ≥2.1 via NVML).
+    pub other_processes: Vec<(u32, u64)>,
+    /// The TensorFlow "ran out of memory ... this is not a failure" warning.
+    pub not_a_failure: bool,
+    /// The message ended before its numbers did (cut by a log collector or a terminal).
+    pub truncated: bool,
+}
+
+/// A CUDA runtime or driver error, as named or numbered in the line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CudaErrorInfo {
+    /// The runtime enum value (`cudaError_t`), when known.
+    pub code: Option<u32>,
+    /// `cudaErrorIllegalAddress` style name, when known.
+    pub name: Option<String>,
+    /// The human string (`an illegal memory access was encountered`).
+    pub message: Option<String>,
+    /// The error corrupts the CUDA context: the process must be restarted.
+    pub sticky: bool,
+}
+
+/// A status code from cuBLAS or cuDNN.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LibStatus {
+    /// `CUBLAS_STATUS_ALLOC_FAILED`, `CUDNN_STATUS_NOT_INITIALIZED`, ...
+    pub status: String,
+    pub code: Option<u32>,
+    /// The call it came from (`cublasCreate(handle)`), when printed.
+    pub call: Option<String>,
+}
+
+/// An NCCL failure or a collective that timed out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NcclInfo {
+    /// `unhandled cuda error`, `ncclSystemError`, `timeout`, ...
+    pub kind: String,
+    /// The watchdog timeout in milliseconds, for timeouts.
+    pub timeout_ms: Option<u64>,
+    /// The NCCL version, when printed.
+    pub version: Option<String>,
+}
+
+/// Driver and installation problems that a message names outright.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvKind {
+    /// The driver is older than the CUDA runtime (`driver ... too old`, error 35, PTX 222).
+    DriverTooOld,
+    /// A CPU-only PyTorch (`Torch not compiled with CUDA enabled`).
+    TorchCpuBuild,
+    /// No kernel for this GPU's architecture (`sm_XX is not compatible`, error 209).
+    ArchUnsupported,
+    /// A CUDA library cannot be loaded (`libcudart.so.12: cannot open shared object file`).
+    LibMissing,
+    /// `Driver/library version mismatch` (NVML).
+    NvmlMismatch,
+    /// No driver, or the driver is not loaded (`couldn't communicate with the NVIDIA driver`).
+    NoDriver,
+    /// The device the job asked for is not visible (`invalid device ordinal`, `No CUDA GPUs are available`).
+    VisibleDevices,
+}
+
+/// What a line was recognised as.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ObsKind {
+    Oom(OomInfo),
+    CudaError(CudaErrorInfo),
+    /// A failed device-side assertion: `Assertion `srcIndex < srcSelectDimSize` failed.`
+    DeviceAssert {
+        assertion: String,
+        /// `Indexing.cu:1515 indexSelectSmallIndex`, when printed.
+        location: Option<String>,
+    },
+    Cublas(LibStatus),
+    Cudnn(LibStatus),
+    Nccl(NcclInfo),
+    Env {
+        env: EnvKind,
+        /// A number the message carries: the driver's CUDA version (`found version 11000`),
+        /// the GPU's `sm_XX`, the missing library's name.
+        detail: Option<String>,
+    },
+    /// An Xid line from the kernel log (`NVRM: Xid (PCI:0000:05:00): 79, ...`).
+    Xid {
+        xid: u32,
+        pci: Option<String>,
+        /// The text after the number.
+        detail: Option<String>,
+    },
+    /// An ECC error line (uncorrectable unless `corrected`).
+    Ecc {
+        corrected: bool,
+    },
+    /// A PCIe AER line.
+    Aer {
+        corrected: bool,
+        pci: Option<String>,
+    },
+    /// The GPU slowed down for heat or power.
+    ThermalPower,
+    /// A memory reading printed by the job (`memory_allocated=1.2 GiB`, `mem: 12.3G`), in bytes.
+    /// A series of these shows growth over iterations.
+    MemoryReading {
+        bytes: u64,
+        /// The step or iteration printed on the same line, if any.
+        step: Option<u64>,
+    },
+    /// An allocator statistic (TensorFlow BFC `InUse:`, `LargestFreeBlock:`, `Limit:`).
+    AllocatorStat {
+        key: String,
+        bytes: u64,
+    },
+    /// A compute-sanitizer report header (`========= Invalid __global__ read of size 4 bytes`).
+    SanitizerReport {
+        what: String,
+    },
+}
+
+impl ObsKind {
+    /// A short name for the kind, for counts and bounds.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ObsKind::Oom(_) => "oom",
+            ObsKind::CudaError(_) => "cuda_error",
+            ObsKind::DeviceAssert { .. } => "device_assert",
+            ObsKind::Cublas(_) => "cublas",
+            ObsKind::Cudnn(_) => "cudnn",
+            ObsKind::Nccl(_) => "nccl",
+            ObsKind::Env { .. } => "env",
+            ObsKind::Xid { .. } => "xid",
+            ObsKind::Ecc { .. } => "ecc",
+            ObsKind::Aer { .. } => "aer",
+            ObsKind::ThermalPower => "thermal_power",
+            ObsKind::MemoryReading { .. } => "memory_reading",
+            ObsKind::AllocatorStat { .. } => "allocator_stat",
+            ObsKind::SanitizerReport { .. } => "sanitizer_report",
+        }
+    }
+}
+
+/// One recognised line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    /// Which input it came from (`stdin`, a file name, `kernel log`).
+    pub source: String,
+    /// 1-based line number (lines end at `\n`; `\r` progress-bar segments share a number).
+    pub line: u64,
+    /// The `[rankN]:` prefix the line carried, if any.
+    pub rank: Option<u32>,
+    /// The framework that printed it, as far as the line tells.
+    pub framework: Option<Framework>,
+    /// The cleaned line (no colour codes, no rank prefix), cut at a sane length.
+    pub text: String,
+    pub kind: ObsKind,
+    /// Global order of the observation across all inputs (0-based), so the rules can tell
+    /// what came first even across files.
+    pub seq: u64,
+}
+
+/// Everything the scanner recognised in one or more inputs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct LogFacts {
+    /// In input order. At most [`crate::ScanOptions::keep_first`] +
+    /// [`crate::ScanOptions::keep_last`] of each kind.
+    pub observations: Vec<Observation>,
+    /// Frameworks seen anywhere (import paths, exception names), as context.
+    pub frameworks: BTreeSet<Framework>,
+    /// Ranks seen in `[rankN]:` prefixes.
+    pub ranks: BTreeSet<u32>,
+    pub bytes_scanned: u64,
+    pub lines_scanned: u64,
+    /// Lines longer than the cap; only their first part was read.
+    pub long_lines: u64,
+    /// Observations not kept because of the per-kind bound.
+    pub dropped_observations: u64,
+    /// Inputs scanned, in order.
+    pub sources: Vec<String>,
+}
+
+impl LogFacts {
+    /// Observations of one kind, in order.
+    pub fn of_kind<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Observation> + 'a {
+        self.observations
+            .iter()
+            .filter(move |o| o.kind.name() == name)
+    }
+
+    /// Whether nothing at all was recognised.
+    pub fn is_empty(&self) -> bool {
+        self.observations.is_empty()
+    }
+}

@@ -1,0 +1,1178 @@
+//! What one clean line is: the recognisers, from most to least specific.
+//!
+//! Each recogniser anchors on a phrase the framework prints and then takes every number it
+//! can find, field by field, so a message that was cut short or that gained a clause in a
+//! later version still yields what it has. Only lines that passed the prefilter get here.
+
+use crate::cuda_errors::{CUDA_ERRORS, legacy_code, lookup_cuda_error};
+use crate::facts::{
+    CudaErrorInfo, EnvKind, Framework, LibStatus, NcclInfo, ObsKind, OomInfo, OomStyle,
+};
+use crate::units::parse_size;
+use regex::{Captures, Regex};
+use std::sync::LazyLock;
+
+/// What the scanner remembers between lines of one input.
+#[derive(Debug, Default)]
+pub(crate) struct Context {
+    /// The last framework a line named, for lines that name none (the BFC allocator's lines
+    /// are the same in TensorFlow and JAX).
+    pub last_framework: Option<Framework>,
+}
+
+/// What one line yielded.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub observations: Vec<(ObsKind, Option<Framework>)>,
+    /// The next few lines belong to this one (cudaMallocAsync's report, NCCL's "Last error:").
+    pub starts_multiline: bool,
+    pub framework_hint: Option<Framework>,
+}
+
+fn re(pattern: &str) -> Regex {
+    // The patterns are fixed strings checked by the tests; an invalid one is a programming
+    // error caught by every test run.
+    Regex::new(pattern).unwrap_or_else(|e| panic!("bad built-in pattern {pattern}: {e}"))
+}
+
+/// A size: a number and a unit (`12.00 GiB`, `1.25GiB`, `1,024 bytes`).
+const SIZE: &str = r"([\d][\d.,]*)\s?(bytes|[KMGTE]i?B|B)\b";
+
+macro_rules! regex {
+    ($name:ident, $pat:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| re(&$pat));
+    };
+}
+
+regex!(RE_TRIED, format!(r"Tried to allocate {SIZE}"));
+regex!(RE_TRIED_EB, r"Tried to allocate more than 1EB");
+regex!(RE_OOM_HEAD, r"\b(CUDA|HIP|XPU|MUSA|NPU) out of memory");
+regex!(RE_OLD_GPU, r"\(GPU (\d+);");
+regex!(RE_OLD_TOTAL, format!(r"{SIZE} total capacity"));
+regex!(RE_OLD_ALLOC, format!(r"{SIZE} already allocated"));
+regex!(RE_OLD_FREE, format!(r"{SIZE} free[;)]"));
+regex!(RE_ALLOWED, format!(r"{SIZE} allowed;"));
+regex!(RE_OLD_RESERVED, format!(r"{SIZE} reserved in total"));
+regex!(RE_OLD_CACHED, format!(r"{SIZE} cached\)"));
+regex!(
+    RE_NEW_TOTAL,
+    format!(r"GPU (\d+) has a total capac(?:i)?ty of {SIZE} of which {SIZE} is free")
+);
+regex!(
+    RE_NEW_TOTAL_ONLY,
+    format!(r"GPU (\d+) has a total capac(?:i)?ty of {SIZE}")
+);
+regex!(
+    RE_PROCESS,
+    format!(r"Process (\d+) has {SIZE} memory in use")
+);
+regex!(
+    RE_THIS_PROCESS,
+    format!(r"this process has {SIZE} memory in use")
+);
+regex!(
+    RE_BY_PYTORCH,
+    format!(r"Of the allocated memory {SIZE} is allocated by PyTorch")
+);
+regex!(
+    RE_PRIVATE,
+    format!(r"with {SIZE} allocated in private pools")
+);
+regex!(
+    RE_UNALLOCATED,
+    format!(r"and {SIZE} is reserved by PyTorch but unallocated")
+);
+regex!(
+    RE_ASYNC_HEAD,
+    r"Allocation on device (\d+) would exceed allowed memory"
+);
+regex!(
+    RE_MPS,
+    format!(
+        r"MPS backend out of memory \(MPS allocated: {SIZE}, other allocations: {SIZE}, max allowed: {SIZE}\)"
+    )
+);
+regex!(
+    RE_TF_OOM,
+    r"OOM when allocating tensor(?: with shape\s*\[?([\d,\s]*)\]?)?(?: and type (\w+))?"
+);
+regex!(RE_TF_DEVICE, r"device:GPU:(\d+)");
+regex!(
+    RE_BFC,
+    r"ran out of memory trying to allocate ([\d.,]+)\s?([KMGT]i?B|B|bytes)"
+);
+regex!(RE_BFC_ROUNDED, r"\(rounded to (\d+)\)");
+regex!(
+    RE_XLA,
+    r"Out of memory (?:while trying to allocate|allocating) ([\d.,]+)\s?([KMGT]i?B|B|bytes)"
+);
+regex!(RE_XLA_DEVICE, r"on device (\d+)");
+regex!(
+    RE_XLA_TPU,
+    r"Allocation \(size=(\d+)\) would exceed memory \(size=(\d+)\)"
+);
+regex!(
+    RE_CUPY,
+    r"Out of memory allocating ([\d,]+) bytes \(allocated so far: ([\d,]+) bytes(?:, limit set to: ([\d,]+) bytes)?"
+);
+regex!(
+    RE_CUPY_OLD,
+    r"out of memory to allocate (\d+) bytes \(total (\d+) bytes\)"
+);
+regex!(RE_NCCL_CUDA_FAILURE, r"Cuda failure (\d+) '([^']*)'");
+regex!(
+    RE_CUDA_NAME,
+    r"\b(cudaError[A-Z][A-Za-z]+|CUDA_ERROR_[A-Z_]+)\b"
+);
+regex!(
+    RE_CUDA_NUMBER,
+    r"(?:cuda runtime error \((\d+)\)|CUDA error (\d+)\b|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+))"
+);
+regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? failed");
+regex!(
+    RE_ASSERT_LOCATION,
+    r"([\w./\\-]+\.cuh?):(\d+):\s*(.*?):?\s*block: \["
+);
+regex!(RE_CUBLAS, r"\b(CUBLAS_STATUS_[A-Z_]+)\b");
+regex!(RE_CUDNN, r"\b(CUDNN_STATUS_[A-Z_0-9]+)\b");
+regex!(RE_WHEN_CALLING, r"when calling `([^`]+)`");
+regex!(
+    RE_NCCL_ERROR_IN,
+    r"NCCL error in: [^,]*(?:,\s*([^,]+?))?(?:,\s*NCCL version ([\w.+-]+))?\s*$"
+);
+regex!(
+    RE_NCCL_NAME,
+    r"\b(ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument|ncclInvalidUsage|ncclRemoteError)\b"
+);
+regex!(RE_NCCL_TIMEOUT_MS, r"Timeout\(ms\)=(\d+)");
+regex!(
+    RE_DRIVER_FOUND,
+    r"driver on your system is too old \(found version (\d+)\)"
+);
+regex!(RE_SM, r"capability (sm_\d+) is not compatible");
+regex!(
+    RE_LIB,
+    r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc)64_\w+\.dll))"
+);
+regex!(
+    RE_XID,
+    r"(?i)\bxid\b\s*(?:\(((?:PCI:)?[0-9a-fA-F:.]+)\)\s*)?[:=]?\s*(\d{1,3})\b,?\s*(.*)"
+);
+regex!(
+    RE_PCI,
+    r"\b((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b"
+);
+regex!(
+    RE_MEM_READING,
+    r"(?i)\b(?:gpu[_ ]?)?(?:max_|peak[_ ]?)?mem(?:ory)?(?:[_ .](?:allocated|used|usage|alloc|reserved))?(?:\s*\[[a-z]+\])?\s*[=:]\s*([\d][\d.,]*)\s*([KMGT]i?B?|bytes|B)?\b"
+);
+regex!(
+    RE_SMI_ROW,
+    r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?,\s*(\d+) MiB\s*$"
+);
+regex!(
+    RE_STEP,
+    r"(?i)\b(?:step|iter(?:ation)?|it|epoch|batch)\s*[:=#]?\s*\[?(\d+)"
+);
+regex!(
+    RE_BFC_STAT,
+    r"^(?:.*\]\s*)?(Limit|InUse|MaxInUse|LargestFreeBlock|Reserved|PeakReserved):\s+(\d+)\s*$"
+);
+regex!(
+    RE_ASYNC_STAT,
+    format!(
+        r"^(Currently allocated|Requested|Device limit|Free \(according to CUDA\))\s*:\s*{SIZE}"
+    )
+);
+regex!(
+    RE_SANITIZER,
+    r"^=========\s+(Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+(?: bytes)?|Program hit [^\n]{0,120}|Race reported[^\n]{0,80}|Uninitialized __global__ memory read of size \d+(?: bytes)?|Misaligned (?:shared or local|global) address|Barrier error[^\n]{0,80}|Leaked \d+ bytes[^\n]{0,80}|Invalid PC|Illegal instruction|Out-of-range Shared or Local Address|Malloc/Free error[^\n]{0,80})"
+);
+
+fn size(c: &Captures<'_>, number: usize) -> Option<u64> {
+    parse_size(c.get(number)?.as_str(), c.get(number + 1)?.as_str())
+}
+
+fn int(c: &Captures<'_>, group: usize) -> Option<u64> {
+    let s: String = c
+        .get(group)?
+        .as_str()
+        .chars()
+        .filter(|c| *c != ',')
+        .collect();
+    s.parse().ok()
+}
+
+/// The framework a line names, if any.
+fn framework_of(text: &str) -> Option<Framework> {
+    if text.contains("torch") || text.contains("PyTorch") || text.contains("THC") {
+        Some(Framework::Pytorch)
+    } else if text.contains("tensorflow")
+        || text.contains("keras")
+        || text.contains("ResourceExhaustedError")
+    {
+        Some(Framework::Tensorflow)
+    } else if text.contains("jax") || text.contains("XlaRuntimeError") || text.contains("Xla") {
+        Some(Framework::Jax)
+    } else if text.contains("cupy") || text.contains("CuPy") {
+        Some(Framework::Cupy)
+    } else {
+        None
+    }
+}
+
+pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
+    let mut found = Found {
+        framework_hint: framework_of(text),
+        ..Found::default()
+    };
+    if let Some(fw) = found.framework_hint {
+        ctx.last_framework = Some(fw);
+    }
+    let hint = found.framework_hint;
+
+    // Lines that only repeat an error's name as advice ("Search for `cudaErrorAssert' in
+    // ...") or hints printed with every error carry nothing new.
+    if text.starts_with("Search for `")
+        || text.starts_with("CUDA kernel errors might be asynchronously")
+        || text.starts_with("For debugging consider passing CUDA_LAUNCH_BLOCKING")
+        || text.starts_with("Compile with `TORCH_USE_CUDA_DSA`")
+    {
+        return found;
+    }
+
+    if let Some(obs) = kernel(text) {
+        found.observations.push((obs, Some(Framework::Kernel)));
+        return found;
+    }
+    if let Some(what) = RE_SANITIZER.captures(text).and_then(|c| c.get(1)) {
+        found.observations.push((
+            ObsKind::SanitizerReport {
+                what: what.as_str().trim().to_owned(),
+            },
+            Some(Framework::Cuda),
+        ));
+        return found;
+    }
+    if let Some((oom, multiline)) = oom(text, ctx) {
+        let fw = oom.framework.or(hint);
+        found.starts_multiline = multiline;
+        found.observations.push((ObsKind::Oom(oom), fw));
+        return found;
+    }
+    if let Some(c) = RE_ASYNC_STAT.captures(text)
+        && let Some(bytes) = size(&c, 2)
+    {
+        let key = match &c[1] {
+            "Currently allocated" => "currently_allocated",
+            "Requested" => "requested",
+            "Device limit" => "device_limit",
+            _ => "free",
+        };
+        found.observations.push((
+            ObsKind::AllocatorStat {
+                key: key.to_owned(),
+                bytes,
+            },
+            Some(Framework::Pytorch),
+        ));
+        return found;
+    }
+    if let Some(c) = RE_BFC_STAT.captures(text)
+        && let Some(bytes) = int(&c, 2)
+    {
+        found.observations.push((
+            ObsKind::AllocatorStat {
+                key: c[1].to_owned(),
+                bytes,
+            },
+            ctx.last_framework,
+        ));
+        return found;
+    }
+    if let Some((env, detail)) = env(text) {
+        found
+            .observations
+            .push((ObsKind::Env { env, detail }, hint));
+        // "no kernel image" is also a CUDA error; the env observation says it all.
+        return found;
+    }
+    if let Some(c) = RE_ASSERT.captures(text) {
+        let assertion = c[1].trim().to_owned();
+        let location = RE_ASSERT_LOCATION.captures(text).map(|l| {
+            let file = l[1].rsplit(['/', '\\']).next().unwrap_or(&l[1]).to_owned();
+            format!("{file}:{} {}", &l[2], short_function(&l[3]))
+        });
+        // Python's own `AssertionError` has no "Assertion ... failed" text; this is CUDA's
+        // device-side `assert` (or a C++ one), which is what the rules want.
+        found.observations.push((
+            ObsKind::DeviceAssert {
+                assertion,
+                location,
+            },
+            hint.or(Some(Framework::Cuda)),
+        ));
+        return found;
+    }
+    if let Some(c) = RE_CUBLAS.captures(text) {
+        let status = c[1].to_owned();
+        found.observations.push((
+            ObsKind::Cublas(LibStatus {
+                code: cublas_code(&status),
+                status,
+                call: RE_WHEN_CALLING.captures(text).map(|c| c[1].to_owned()),
+            }),
+            hint,
+        ));
+        return found;
+    }
+    if let Some(c) = RE_CUDNN.captures(text) {
+        let status = c[1].to_owned();
+        found.observations.push((
+            ObsKind::Cudnn(LibStatus {
+                code: cudnn_code(&status, text),
+                status,
+                call: RE_WHEN_CALLING.captures(text).map(|c| c[1].to_owned()),
+            }),
+            hint,
+        ));
+        return found;
+    }
+    if text.contains("Unable to find a valid cuDNN algorithm")
+        || text.contains("Could not create cudnn handle")
+        || text.contains("cuDNN error:")
+        || text.contains("cuDNN Frontend error")
+    {
+        let status = if text.contains("Unable to find a valid cuDNN algorithm") {
+            "NO_VALID_ALGORITHM"
+        } else if text.contains("Could not create cudnn handle") {
+            "HANDLE_CREATION_FAILED"
+        } else {
+            "ERROR"
+        };
+        found.observations.push((
+            ObsKind::Cudnn(LibStatus {
+                status: status.to_owned(),
+                code: None,
+                call: None,
+            }),
+            hint,
+        ));
+        return found;
+    }
+    if let Some(nccl) = nccl(text) {
+        found.starts_multiline = nccl.kind.contains("unhandled cuda error");
+        found
+            .observations
+            .push((ObsKind::Nccl(nccl), Some(Framework::Nccl)));
+        return found;
+    }
+    if let Some(err) = cuda_error(text) {
+        found.observations.push((ObsKind::CudaError(err), hint));
+        return found;
+    }
+    if let Some(obs) = memory_reading(text) {
+        found.observations.push((obs, hint));
+    }
+    found
+}
+
+/// `void foo<float>(float*, int) [with T = float]` → `foo`.
+fn short_function(f: &str) -> String {
+    let f = f.trim();
+    let head = f.split('(').next().unwrap_or(f);
+    let head = head.split('<').next().unwrap_or(head);
+    let name = head
+        .rsplit([' ', ':'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(head);
+    name.chars().take(80).collect()
+}
+
+fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
+    let mut o = OomInfo::default();
+    let fw_line = framework_of(text);
+
+    if let Some(c) = RE_TRIED.captures(text) {
+        o.requested_bytes = size(&c, 1);
+        o.framework = Some(Framework::Pytorch);
+        o.device_kind = RE_OOM_HEAD
+            .captures(text)
+            .map(|c| c[1].to_owned())
+            .or_else(|| Some("CUDA".to_owned()));
+        if let Some(c) = RE_MPS.captures(text) {
+            o.style = Some(OomStyle::TorchMps);
+            o.device_kind = Some("MPS".to_owned());
+            o.allocated_bytes = size(&c, 1);
+            o.other_processes = Vec::new();
+            o.allowed_bytes = size(&c, 5);
+            return Some((o, false));
+        }
+        torch_fields(text, &mut o);
+        return Some((o, false));
+    }
+    if RE_TRIED_EB.is_match(text) {
+        o.framework = Some(Framework::Pytorch);
+        o.style = Some(OomStyle::TorchSentence);
+        o.requested_bytes = Some(u64::MAX / 2);
+        return Some((o, false));
+    }
+    if let Some(c) = RE_OOM_HEAD.captures(text) {
+        // "CUDA out of memory." cut before "Tried to allocate".
+        o.framework = Some(Framework::Pytorch);
+        o.device_kind = Some(c[1].to_owned());
+        o.style = Some(OomStyle::TorchSentence);
+        o.truncated = true;
+        torch_fields(text, &mut o);
+        return Some((o, false));
+    }
+    if text.contains("cuda runtime error (2) : out of memory") {
+        o.framework = Some(Framework::Pytorch);
+        o.style = Some(OomStyle::TorchThc);
+        return Some((o, false));
+    }
+    if let Some(c) = RE_ASYNC_HEAD.captures(text) {
+        o.framework = Some(Framework::Pytorch);
+        o.style = Some(OomStyle::TorchMallocAsync);
+        o.gpu = c[1].parse().ok();
+        return Some((o, true));
+    }
+    if let Some(c) = RE_TF_OOM.captures(text) {
+        o.framework = Some(Framework::Tensorflow);
+        o.style = Some(OomStyle::TfOpKernel);
+        o.requested_bytes =
+            tensor_bytes(c.get(1).map(|m| m.as_str()), c.get(2).map(|m| m.as_str()));
+        o.gpu = RE_TF_DEVICE.captures(text).and_then(|c| c[1].parse().ok());
+        return Some((o, false));
+    }
+    if let Some(c) = RE_BFC.captures(text) {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Bfc);
+        o.requested_bytes = RE_BFC_ROUNDED
+            .captures(text)
+            .and_then(|r| int(&r, 1))
+            .or_else(|| size(&c, 1));
+        o.not_a_failure = text.contains("not a failure");
+        return Some((o, false));
+    }
+    if let Some(c) = RE_XLA_TPU.captures(text) {
+        o.framework = Some(Framework::Jax);
+        o.style = Some(OomStyle::Xla);
+        o.requested_bytes = int(&c, 1);
+        o.total_bytes = int(&c, 2);
+        return Some((o, false));
+    }
+    if let Some(c) = RE_XLA.captures(text) {
+        o.framework = fw_line.or(Some(Framework::Jax));
+        o.style = Some(OomStyle::Xla);
+        o.requested_bytes = size(&c, 1);
+        o.gpu = RE_XLA_DEVICE.captures(text).and_then(|c| c[1].parse().ok());
+        return Some((o, false));
+    }
+    if let Some(c) = RE_CUPY.captures(text) {
+        o.framework = Some(Framework::Cupy);
+        o.style = Some(OomStyle::Cupy);
+        o.requested_bytes = int(&c, 1);
+        o.allocated_bytes = int(&c, 2);
+        o.allowed_bytes = int(&c, 3);
+        return Some((o, false));
+    }
+    if let Some(c) = RE_CUPY_OLD.captures(text) {
+        o.framework = Some(Framework::Cupy);
+        o.style = Some(OomStyle::Cupy);
+        o.requested_bytes = int(&c, 1);
+        o.allocated_bytes = int(&c, 2);
+        return Some((o, false));
+    }
+    if let Some(c) = RE_NCCL_CUDA_FAILURE.captures(text)
+        && (&c[1] == "2" || c[2].contains("out of memory"))
+    {
+        o.framework = Some(Framework::Nccl);
+        o.style = Some(OomStyle::Nccl);
+        return Some((o, false));
+    }
+    if text.contains("Failed to CUDA calloc") || text.contains("Failed to CUDA malloc") {
+        o.framework = Some(Framework::Nccl);
+        o.style = Some(OomStyle::Nccl);
+        return Some((o, false));
+    }
+    if text.contains("CUDA error: out of memory")
+        || text.contains("cudaErrorMemoryAllocation")
+        || text.contains("CUDA_ERROR_OUT_OF_MEMORY")
+        || text.contains("hipErrorOutOfMemory")
+    {
+        o.framework = fw_line;
+        o.style = Some(OomStyle::CudaCall);
+        return Some((o, false));
+    }
+    let lower_has_oom = text.contains("out of memory") || text.contains("Out of memory");
+    if lower_has_oom && (text.contains("RESOURCE_EXHAUSTED") || text.contains("ResourceExhausted"))
+    {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Xla);
+        return Some((o, false));
+    }
+    if (text.contains("Resource exhausted: OOM") || text.contains("ResourceExhaustedError"))
+        && !text.contains("not a failure")
+    {
+        o.framework = Some(Framework::Tensorflow);
+        o.style = Some(OomStyle::TfOpKernel);
+        return Some((o, false));
+    }
+    if lower_has_oom
+        && (text.contains("CUDA")
+            || text.contains("GPU")
+            || text.contains("cuda")
+            || text.contains("device"))
+        && !text.contains("CPU")
+    {
+        o.framework = fw_line;
+        o.style = Some(OomStyle::Generic);
+        o.not_a_failure = text.contains("not a failure");
+        return Some((o, false));
+    }
+    None
+}
+
+/// Fills PyTorch's OOM fields from either message shape.
+fn torch_fields(text: &str, o: &mut OomInfo) {
+    if let Some(c) = RE_NEW_TOTAL.captures(text) {
+        o.style = Some(OomStyle::TorchSentence);
+        o.gpu = c[1].parse().ok();
+        o.total_bytes = size(&c, 2);
+        o.free_bytes = size(&c, 4);
+    } else if let Some(c) = RE_NEW_TOTAL_ONLY.captures(text) {
+        o.style = Some(OomStyle::TorchSentence);
+        o.gpu = c[1].parse().ok();
+        o.total_bytes = size(&c, 2);
+        o.truncated = true;
+    } else if let Some(c) = RE_OLD_GPU.captures(text) {
+        o.gpu = c[1].parse().ok();
+        o.total_bytes = RE_OLD_TOTAL.captures(text).and_then(|c| size(&c, 1));
+        o.allocated_bytes = RE_OLD_ALLOC.captures(text).and_then(|c| size(&c, 1));
+        o.free_bytes = RE_OLD_FREE.captures(text).and_then(|c| size(&c, 1));
+        o.allowed_bytes = RE_ALLOWED.captures(text).and_then(|c| size(&c, 1));
+        if let Some(reserved) = RE_OLD_RESERVED.captures(text).and_then(|c| size(&c, 1)) {
+            o.style = Some(OomStyle::TorchReservedTotal);
+            o.reserved_total_bytes = Some(reserved);
+            o.reserved_unallocated_bytes = o.allocated_bytes.map(|a| reserved.saturating_sub(a));
+        } else if let Some(cached) = RE_OLD_CACHED.captures(text).and_then(|c| size(&c, 1)) {
+            // 1.0's "cached" is already the reserved-but-unused part.
+            o.style = Some(OomStyle::TorchCached);
+            o.reserved_unallocated_bytes = Some(cached);
+            o.reserved_total_bytes = o.allocated_bytes.map(|a| a + cached);
+        } else {
+            o.style = Some(OomStyle::TorchReservedTotal);
+            o.truncated = true;
+        }
+        return;
+    } else {
+        o.style = Some(OomStyle::TorchSentence);
+        o.truncated = true;
+        return;
+    }
+    for c in RE_PROCESS.captures_iter(text) {
+        if let (Some(pid), Some(bytes)) = (c[1].parse().ok(), size(&c, 2)) {
+            o.other_processes.push((pid, bytes));
+        }
+    }
+    o.this_process_bytes = RE_THIS_PROCESS.captures(text).and_then(|c| size(&c, 1));
+    o.allowed_bytes = RE_ALLOWED.captures(text).and_then(|c| size(&c, 1));
+    o.allocated_bytes = RE_BY_PYTORCH.captures(text).and_then(|c| size(&c, 1));
+    o.private_pool_bytes = RE_PRIVATE.captures(text).and_then(|c| size(&c, 1));
+    o.reserved_unallocated_bytes = RE_UNALLOCATED.captures(text).and_then(|c| size(&c, 1));
+    if o.reserved_unallocated_bytes.is_none() {
+        o.truncated = true;
+    }
+    if let (Some(a), Some(u)) = (o.allocated_bytes, o.reserved_unallocated_bytes) {
+        o.reserved_total_bytes = Some(a + u);
+    }
+}
+
+/// Bytes of a TensorFlow tensor from its shape and dtype (`[2048,768]`, `float`).
+fn tensor_bytes(shape: Option<&str>, dtype: Option<&str>) -> Option<u64> {
+    let shape = shape?;
+    let mut elements: u64 = 1;
+    let mut any = false;
+    for dim in shape.split(',') {
+        let d: u64 = dim.trim().parse().ok()?;
+        elements = elements.checked_mul(d)?;
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    let width = match dtype? {
+        "float" | "int32" | "uint32" | "float32" => 4,
+        "half" | "bfloat16" | "int16" | "uint16" | "float16" => 2,
+        "double" | "int64" | "uint64" | "complex64" | "float64" => 8,
+        "int8" | "uint8" | "bool" | "qint8" | "quint8" => 1,
+        "complex128" => 16,
+        _ => return None,
+    };
+    elements.checked_mul(width)
+}
+
+fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
+    let has_context = [
+        "CUDA error",
+        "CUDA Error",
+        "cuda runtime error",
+        "cudaError",
+        "CUDA_ERROR",
+        "Cuda failure",
+        "CUDA failure",
+        "CUDARuntimeError",
+        "CUDADriverError",
+        "cudaCheckError",
+        "CUresult",
+        "THCudaCheck",
+        "AcceleratorError",
+        "CUDA kernel",
+        "CUDA call failed",
+    ]
+    .iter()
+    .any(|w| text.contains(w));
+
+    let by_name = RE_CUDA_NAME
+        .captures_iter(text)
+        .find_map(|c| lookup_cuda_error(&c[1]));
+    let by_message = CUDA_ERRORS
+        .iter()
+        .filter(|e| e.distinctive || has_context)
+        .find(|e| text.contains(e.message));
+    let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
+        (1..=7)
+            .find_map(|g| c.get(g))
+            .and_then(|m| m.as_str().parse::<u32>().ok())
+    });
+    let entry = by_name.or(by_message).or_else(|| {
+        let n = number?;
+        // A bare old-style number: map CUDA ≤9 numbers first, they are what old logs have.
+        let code = if text.contains("cuda runtime error") || text.contains("THCudaCheck") {
+            legacy_code(n).unwrap_or(n)
+        } else {
+            n
+        };
+        lookup_cuda_error(&code.to_string())
+    });
+    match entry {
+        Some(e) => Some(CudaErrorInfo {
+            code: Some(e.code),
+            name: Some(e.runtime_name.to_owned()),
+            message: Some(e.message.to_owned()),
+            sticky: e.sticky,
+        }),
+        None if has_context
+            && (text.contains("CUDA error:") || text.contains("cuda runtime error")) =>
+        {
+            let message = text
+                .split_once("CUDA error:")
+                .map(|(_, m)| m.trim().to_owned());
+            Some(CudaErrorInfo {
+                code: number,
+                name: None,
+                message,
+                sticky: false,
+            })
+        }
+        None => None,
+    }
+}
+
+fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
+    if let Some(c) = RE_DRIVER_FOUND.captures(text) {
+        return Some((EnvKind::DriverTooOld, Some(c[1].to_owned())));
+    }
+    if text.contains("driver version is insufficient for CUDA runtime version")
+        || text.contains("cudaErrorInsufficientDriver")
+        || text.contains("CUDA_ERROR_INSUFFICIENT_DRIVER")
+        || text.contains("PTX was compiled with an unsupported toolchain")
+        || text.contains("UnsupportedPtxVersion")
+        || text.contains("UNSUPPORTED_PTX_VERSION")
+        || text.contains("please update your driver to a newer version")
+        || text.contains("API call is not supported in the installed CUDA driver")
+        || text.contains("NVIDIA driver on your system is too old")
+    {
+        return Some((EnvKind::DriverTooOld, None));
+    }
+    if text.contains("Torch not compiled with CUDA enabled")
+        || text.contains("compiled without CUDA support")
+        || text.contains("Torch not compiled with CUDA")
+    {
+        return Some((EnvKind::TorchCpuBuild, None));
+    }
+    if let Some(c) = RE_SM.captures(text) {
+        return Some((EnvKind::ArchUnsupported, Some(c[1].to_owned())));
+    }
+    if text.contains("no kernel image is available for execution")
+        || text.contains("cudaErrorNoKernelImageForDevice")
+        || text.contains("CUDA_ERROR_NO_BINARY_FOR_GPU")
+        || text.contains("no longer supports this GPU because it is too old")
+        || text.contains("is not compatible with the current PyTorch installation")
+        || (text.contains("invalid device function")
+            && (text.contains("CUDA") || text.contains("cuda")))
+    {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
+    if text
+        .to_ascii_lowercase()
+        .contains("driver/library version mismatch")
+    {
+        return Some((EnvKind::NvmlMismatch, None));
+    }
+    if let Some(c) = RE_LIB.captures(text) {
+        let lib = c[1].to_owned();
+        let cannot_load = text.contains("cannot open shared object")
+            || text.contains("Could not load")
+            || text.contains("could not load")
+            || text.contains("not found")
+            || text.contains("Unable to load")
+            || text.contains("No such file")
+            || text.contains("cannot find")
+            || text.contains("not loaded");
+        if cannot_load {
+            // libcuda and libnvidia-ml come with the driver, not with CUDA: missing means no driver.
+            if lib.starts_with("libcuda.")
+                || lib.starts_with("libcuda,")
+                || lib.starts_with("libnvidia-ml")
+            {
+                return Some((EnvKind::NoDriver, Some(lib)));
+            }
+            return Some((EnvKind::LibMissing, Some(lib)));
+        }
+    }
+    if text.contains("couldn't communicate with the NVIDIA driver")
+        || text.contains("Found no NVIDIA driver")
+        || text.contains("no CUDA-capable device is detected")
+        || text.contains("cudaErrorNoDevice")
+        || text.contains("CUDA_ERROR_NO_DEVICE")
+        || text.contains("CUDA driver initialization failed")
+        || text.contains("NVIDIA driver is not loaded")
+        || text.contains("NVIDIA kernel module")
+            && (text.contains("not loaded") || text.contains("failed"))
+        || text.contains("Failed to initialize NVML: Unknown Error")
+        || text.contains("CUDA driver is a stub library")
+    {
+        return Some((EnvKind::NoDriver, None));
+    }
+    if text.contains("invalid device ordinal")
+        || text.contains("No CUDA GPUs are available")
+        || text.contains("all CUDA-capable devices are busy or unavailable")
+        || text.contains("cudaErrorInvalidDevice")
+        || text.contains("CUDA_ERROR_INVALID_DEVICE")
+        || text.contains("cudaErrorDevicesUnavailable")
+    {
+        return Some((EnvKind::VisibleDevices, None));
+    }
+    None
+}
+
+fn nccl(text: &str) -> Option<NcclInfo> {
+    if text.contains("Watchdog caught collective operation timeout")
+        || text.contains("collective operation timeout")
+        || (text.contains("NCCL") && text.contains("timed out"))
+        || (text.contains("WorkNCCL") && text.contains("timing out"))
+    {
+        return Some(NcclInfo {
+            kind: "timeout".to_owned(),
+            timeout_ms: RE_NCCL_TIMEOUT_MS.captures(text).and_then(|c| int(&c, 1)),
+            version: None,
+        });
+    }
+    if let Some(c) = RE_NCCL_ERROR_IN.captures(text) {
+        let kind = c.get(1).map_or("error", |m| m.as_str());
+        let kind = kind.split(" (").next().unwrap_or(kind).trim().to_owned();
+        return Some(NcclInfo {
+            kind,
+            timeout_ms: None,
+            version: c.get(2).map(|m| m.as_str().to_owned()),
+        });
+    }
+    if let Some(c) = RE_NCCL_NAME.captures(text) {
+        return Some(NcclInfo {
+            kind: c[1].to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
+    if text.contains("NCCL communicator was aborted")
+        || text.contains("NCCL error")
+        || text.contains("NCCL Error")
+    {
+        return Some(NcclInfo {
+            kind: "error".to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
+    None
+}
+
+fn kernel(text: &str) -> Option<ObsKind> {
+    let pci = || RE_PCI.captures(text).map(|c| c[1].to_owned());
+    if let Some(c) = RE_XID.captures(text)
+        && let Ok(xid) = c[2].parse::<u32>()
+    {
+        let detail = c
+            .get(3)
+            .map(|m| m.as_str().trim().to_owned())
+            .filter(|s| !s.is_empty());
+        return Some(ObsKind::Xid {
+            xid,
+            pci: c
+                .get(1)
+                .map(|m| m.as_str().trim_start_matches("PCI:").to_owned())
+                .or_else(pci),
+            detail,
+        });
+    }
+    if text.contains("fallen off the bus") || text.contains("GPU is lost") {
+        return Some(ObsKind::Xid {
+            xid: 79,
+            pci: pci(),
+            detail: Some(text.chars().take(200).collect()),
+        });
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("ecc") && !lower.contains("ecc mode") {
+        let uncorrected = lower.contains("uncorrectable")
+            || lower.contains("uncorrected")
+            || lower.contains("double bit")
+            || lower.contains("double-bit")
+            || lower.contains("(dbe)");
+        let corrected = !uncorrected
+            && (lower.contains("correctable")
+                || lower.contains("corrected")
+                || lower.contains("single bit")
+                || lower.contains("single-bit"));
+        if (uncorrected || corrected) && (lower.contains("error") || lower.contains("nvrm")) {
+            if lower.contains("cudaerror") || lower.contains("cuda error") {
+                return None;
+            }
+            return Some(ObsKind::Ecc { corrected });
+        }
+    }
+    if text.contains("AER:") || text.contains("PCIe Bus Error") {
+        let uncorrected = text.contains("Uncorrected") || text.contains("Fatal");
+        if uncorrected || text.contains("Corrected") {
+            return Some(ObsKind::Aer {
+                corrected: !uncorrected,
+                pci: pci(),
+            });
+        }
+    }
+    if (text.contains("Slowdown") || text.contains("slowdown"))
+        && (lower.contains("thermal") || lower.contains("power") || lower.contains("hw"))
+        && (lower.contains("active") || lower.contains("gpu") || lower.contains("nvrm"))
+        && !lower.contains("not active")
+    {
+        return Some(ObsKind::ThermalPower);
+    }
+    None
+}
+
+fn memory_reading(text: &str) -> Option<ObsKind> {
+    if let Some(c) = RE_SMI_ROW.captures(text) {
+        return Some(ObsKind::MemoryReading {
+            bytes: int(&c, 1)? * 1024 * 1024,
+            step: None,
+        });
+    }
+    let c = RE_MEM_READING.captures(text)?;
+    let number = c.get(1)?.as_str();
+    let bytes = match c.get(2) {
+        Some(unit) => parse_size(number, unit.as_str())?,
+        None => {
+            // A bare number is bytes only when it is large; "mem: 12" is not a reading.
+            let n: u64 = number.replace(',', "").parse().ok()?;
+            if n < 1 << 20 {
+                return None;
+            }
+            n
+        }
+    };
+    let step = RE_STEP.captures(text).and_then(|c| int(&c, 1));
+    Some(ObsKind::MemoryReading { bytes, step })
+}
+
+fn cublas_code(status: &str) -> Option<u32> {
+    Some(match status {
+        "CUBLAS_STATUS_SUCCESS" => 0,
+        "CUBLAS_STATUS_NOT_INITIALIZED" => 1,
+        "CUBLAS_STATUS_ALLOC_FAILED" => 3,
+        "CUBLAS_STATUS_INVALID_VALUE" => 7,
+        "CUBLAS_STATUS_ARCH_MISMATCH" => 8,
+        "CUBLAS_STATUS_MAPPING_ERROR" => 11,
+        "CUBLAS_STATUS_EXECUTION_FAILED" => 13,
+        "CUBLAS_STATUS_INTERNAL_ERROR" => 14,
+        "CUBLAS_STATUS_NOT_SUPPORTED" => 15,
+        "CUBLAS_STATUS_LICENSE_ERROR" => 16,
+        _ => return None,
+    })
+}
+
+/// cuDNN ≤8 numbers its statuses 0–9ish; cuDNN 9 renumbered them by category (1xxx
+/// initialisation, 2xxx bad parameter, 3xxx not supported, 4xxx internal, 5xxx execution).
+/// A line that prints a number (`CUDNN_STATUS_... (3000)` or `status 4000`) says which.
+fn cudnn_code(status: &str, text: &str) -> Option<u32> {
+    static RE_NUM: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?:\(|code[ =:]*|status[ =:]*)(\d{1,4})\)?"));
+    if let Some(n) = RE_NUM.captures(text).and_then(|c| c[1].parse::<u32>().ok()) {
+        return Some(n);
+    }
+    Some(match status {
+        "CUDNN_STATUS_SUCCESS" => 0,
+        "CUDNN_STATUS_NOT_INITIALIZED" => 1,
+        "CUDNN_STATUS_ALLOC_FAILED" => 2,
+        "CUDNN_STATUS_BAD_PARAM" => 3,
+        "CUDNN_STATUS_INTERNAL_ERROR" => 4,
+        "CUDNN_STATUS_INVALID_VALUE" => 5,
+        "CUDNN_STATUS_ARCH_MISMATCH" => 6,
+        "CUDNN_STATUS_MAPPING_ERROR" => 7,
+        "CUDNN_STATUS_EXECUTION_FAILED" => 8,
+        "CUDNN_STATUS_NOT_SUPPORTED" => 9,
+        "CUDNN_STATUS_LICENSE_ERROR" => 10,
+        // cuDNN 9-only names.
+        "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" => 1002,
+        "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH" => 1003,
+        "CUDNN_STATUS_DEPRECATED" => 1004,
+        "CUDNN_STATUS_LICENSE_ERROR_9" => 1005,
+        "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED" => 1007,
+        "CUDNN_STATUS_BAD_PARAM_NULL_POINTER" => 2002,
+        "CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER" => 2003,
+        "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED" => 2004,
+        "CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND" => 2005,
+        "CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT" => 2006,
+        "CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH" => 2007,
+        "CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH" => 2008,
+        "CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES" => 2009,
+        "CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE" => 2010,
+        "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN" => 3001,
+        "CUDNN_STATUS_NOT_SUPPORTED_SHAPE" => 3002,
+        "CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE" => 3003,
+        "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT" => 3004,
+        "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER" => 3005,
+        "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART" => 3006,
+        "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH" => 3007,
+        "CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING" => 3008,
+        "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE" => 3009,
+        "CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT" => 3010,
+        "CUDNN_STATUS_NOT_SUPPORTED_PADDING" => 3011,
+        "CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM" => 3012,
+        "CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED" => 4001,
+        "CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE" => 4002,
+        "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED" => 4003,
+        "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED" => 4004,
+        "CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM" => 4005,
+        "CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED" => 4006,
+        "CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER" => 5001,
+        "CUDNN_STATUS_EXECUTION_FAILED_CUBLAS" => 5002,
+        "CUDNN_STATUS_EXECUTION_FAILED_CUDART" => 5003,
+        "CUDNN_STATUS_EXECUTION_FAILED_CURAND" => 5004,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> ObsKind {
+        let mut ctx = Context::default();
+        let found = recognize(text, &mut ctx);
+        assert_eq!(found.observations.len(), 1, "{text}: {found:?}");
+        found
+            .observations
+            .into_iter()
+            .next()
+            .map(|(k, _)| k)
+            .unwrap()
+    }
+
+    fn oom_of(text: &str) -> OomInfo {
+        match one(text) {
+            ObsKind::Oom(o) => o,
+            other => panic!("not an OOM: {other:?}"),
+        }
+    }
+
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn torch_sentence_form() {
+        let o = oom_of(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 10.29 GiB is free. Including non-PyTorch memory, this process has 129.51 GiB memory in use. Of the allocated memory 75.59 GiB is allocated by PyTorch, and 53.41 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+        );
+        assert_eq!(o.style, Some(OomStyle::TorchSentence));
+        assert_eq!(o.requested_bytes, Some(12 * GIB));
+        assert_eq!(o.gpu, Some(0));
+        assert_eq!(o.free_bytes, parse_size("10.29", "GiB"));
+        assert_eq!(o.reserved_unallocated_bytes, parse_size("53.41", "GiB"));
+        assert!(!o.truncated);
+    }
+
+    #[test]
+    fn torch_21_typo_and_other_process() {
+        let o = oom_of(
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacty of 15.90 GiB of which 8.44 MiB is free. Process 1246069 has 577.00 MiB memory in use. Including non-PyTorch memory, this process has 15.32 GiB memory in use. Of the allocated memory 14.12 GiB is allocated by PyTorch, and 410.41 MiB is reserved by PyTorch but unallocated.",
+        );
+        assert_eq!(o.requested_bytes, Some(138 * MIB));
+        assert_eq!(o.other_processes, vec![(1_246_069, 577 * MIB)]);
+        assert_eq!(o.this_process_bytes, parse_size("15.32", "GiB"));
+    }
+
+    #[test]
+    fn torch_1x_forms() {
+        let o = oom_of(
+            "RuntimeError: CUDA out of memory. Tried to allocate 152.00 MiB (GPU 0; 31.72 GiB total capacity; 24.89 GiB already allocated; 6.12 MiB free; 30.70 GiB reserved in total by PyTorch)",
+        );
+        assert_eq!(o.style, Some(OomStyle::TorchReservedTotal));
+        assert_eq!(
+            o.reserved_unallocated_bytes,
+            Some(parse_size("30.70", "GiB").unwrap() - parse_size("24.89", "GiB").unwrap())
+        );
+        let o = oom_of(
+            "RuntimeError: CUDA out of memory. Tried to allocate 16.00 GiB (GPU 0; 11.93 GiB total capacity; 4.00 GiB already allocated; 7.33 GiB free; 179.00 KiB cached)",
+        );
+        assert_eq!(o.style, Some(OomStyle::TorchCached));
+        assert_eq!(o.reserved_unallocated_bytes, Some(179 * 1024));
+        let o = oom_of(
+            "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58",
+        );
+        assert_eq!(o.style, Some(OomStyle::TorchThc));
+    }
+
+    #[test]
+    fn other_frameworks() {
+        let o = oom_of(
+            "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 322,122,547,200 bytes (allocated so far: 0 bytes).",
+        );
+        assert_eq!(o.requested_bytes, Some(300 * GIB));
+        assert_eq!(o.framework, Some(Framework::Cupy));
+        let o = oom_of(
+            "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 300.00GiB with allocator GPU_0_bfc on device 0.",
+        );
+        assert_eq!(o.requested_bytes, Some(300 * GIB));
+        assert_eq!(o.framework, Some(Framework::Jax));
+        let o = oom_of(
+            "ResourceExhaustedError:  OOM when allocating tensor with shape[2048,768] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        );
+        assert_eq!(o.requested_bytes, Some(2048 * 768 * 4));
+        let o = oom_of(
+            "W bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.25GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
+        );
+        assert!(o.not_a_failure);
+        let o = oom_of(
+            "HIP out of memory. Tried to allocate 64.00 GiB. GPU 0 has a total capacity of 63.98 GiB of which 48.63 GiB is free.",
+        );
+        assert_eq!(o.device_kind.as_deref(), Some("HIP"));
+    }
+
+    #[test]
+    fn cuda_errors_and_asserts() {
+        match one("torch.AcceleratorError: CUDA error: device-side assert triggered") {
+            ObsKind::CudaError(e) => {
+                assert_eq!(e.code, Some(710));
+                assert!(e.sticky);
+            }
+            other => panic!("{other:?}"),
+        }
+        match one("RuntimeError: cuda runtime error (59) : device-side assert triggered at x.cu:1")
+        {
+            ObsKind::CudaError(e) => assert_eq!(e.code, Some(710)),
+            other => panic!("{other:?}"),
+        }
+        match one(
+            "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1515: indexSelectSmallIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+        ) {
+            ObsKind::DeviceAssert {
+                assertion,
+                location,
+            } => {
+                assert_eq!(assertion, "srcIndex < srcSelectDimSize");
+                assert_eq!(
+                    location.as_deref(),
+                    Some("Indexing.cu:1515 indexSelectSmallIndex")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match one(
+            "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+        ) {
+            ObsKind::CudaError(e) => assert_eq!(e.code, Some(700)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kernel_lines() {
+        match one(
+            "[ 123.4] NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        ) {
+            ObsKind::Xid { xid, pci, .. } => {
+                assert_eq!(xid, 79);
+                assert_eq!(pci.as_deref(), Some("0000:05:00"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match one("NVRM: Xid (0000:03:00): 14, Channel 00000001") {
+            ObsKind::Xid { xid, .. } => assert_eq!(xid, 14),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            one("pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0"),
+            ObsKind::Aer {
+                corrected: false,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn env_messages() {
+        assert!(matches!(
+            one(
+                "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory"
+            ),
+            ObsKind::Env {
+                env: EnvKind::LibMissing,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("Failed to initialize NVML: Driver/library version mismatch"),
+            ObsKind::Env {
+                env: EnvKind::NvmlMismatch,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("torch.AcceleratorError: CUDA error: invalid device ordinal"),
+            ObsKind::Env {
+                env: EnvKind::VisibleDevices,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn memory_readings() {
+        assert_eq!(
+            one("step 120 | loss 2.31 | mem: 12.5G"),
+            ObsKind::MemoryReading {
+                bytes: parse_size("12.5", "G").unwrap(),
+                step: Some(120)
+            }
+        );
+        assert_eq!(
+            one("2026/11/29 18:50:39.033, 2719 MiB"),
+            ObsKind::MemoryReading {
+                bytes: 2719 * MIB,
+                step: None
+            }
+        );
+    }
+}
