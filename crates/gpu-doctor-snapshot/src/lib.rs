@@ -24,3 +24,12 @@ pub fn read_file(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<Snapshot,
     let len = file.metadata().ok().map(|m| m.len());
     read_snapshot(file, len, Limits::default(), progress)
 }
+
+mod analysis;
+pub mod html;
+
+pub use analysis::{
+    AnalyzeOptions, Analysis, Bucket, Fragmentation, LeakCandidate, OomMoment, Peak, SegmentUse,
+    Site, SiteDelta, SnapshotDiff, TimelinePoint, TraceSummary, analyze, diff, format_bytes,
+    short_path,
+};
