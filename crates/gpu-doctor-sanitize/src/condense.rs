@@ -115,8 +115,11 @@ pub struct Defect {
     pub threads: Option<DimRange>,
     pub blocks: Option<DimRange>,
     /// For out-of-bounds accesses: the smallest and largest byte offset from the start
-    /// of the nearest allocation, and that allocation's size.
+    /// of the nearest allocation, and that allocation's size. `None` when the reports
+    /// name allocations of different sizes (offsets into different buffers do not add up).
     pub offsets: Option<(i64, i64, u64)>,
+    /// Reports whose nearest allocation differed from the first one's.
+    pub mixed_allocations: bool,
     /// For leaks: bytes leaked in all.
     pub leaked_bytes: u64,
     /// Order of first appearance.
@@ -211,6 +214,7 @@ impl Condenser {
             threads: report.thread.map(DimRange::new),
             blocks: report.block.map(DimRange::new),
             offsets: None,
+            mixed_allocations: false,
             leaked_bytes: 0,
             order,
             first: report,
@@ -338,11 +342,19 @@ fn merge(defect: &mut Defect, report: &Report) {
             } else {
                 n.distance_bytes
             };
+            if defect.mixed_allocations {
+                return;
+            }
             let entry = defect
                 .offsets
                 .get_or_insert((offset, offset, n.allocation_bytes));
-            entry.0 = entry.0.min(offset);
-            entry.1 = entry.1.max(offset);
+            if entry.2 == n.allocation_bytes {
+                entry.0 = entry.0.min(offset);
+                entry.1 = entry.1.max(offset);
+            } else {
+                defect.offsets = None;
+                defect.mixed_allocations = true;
+            }
         }
         ReportKind::Race { partners, .. } => {
             defect.hazards = defect
@@ -351,7 +363,7 @@ fn merge(defect: &mut Defect, report: &Report) {
         }
         ReportKind::Hazard { .. } => defect.hazards = defect.hazards.saturating_add(1),
         ReportKind::Leak { bytes } => {
-            defect.leaked_bytes = defect.leaked_bytes.saturating_add(*bytes)
+            defect.leaked_bytes = defect.leaked_bytes.saturating_add(*bytes);
         }
         _ => {}
     }

@@ -384,6 +384,16 @@ fn race(d: &Defect, warning: bool, accesses: &[(String, Location)]) -> Finding {
         .collect();
     let mut f = Finding::new("GD604", Cause::Other, severity, message);
     f = match (writes.first(), others.first()) {
+        // racecheck's warnings are the warp-level hazards: both threads are in one warp.
+        (Some(w), Some(r)) if warning => f.with_remedy(
+            format!(
+                "Add `__syncwarp()` between the {} and the {}",
+                describe(w),
+                describe(r)
+            ),
+            Some("__syncwarp();".to_owned()),
+            Some("since Volta the threads of a warp need not run in lockstep: implicit warp-synchronous code must synchronise".to_owned()),
+        ),
         (Some(w), Some(r)) => f.with_remedy(
             format!(
                 "Add `__syncthreads()` between the {} and the {}",
@@ -495,7 +505,7 @@ fn api_error(d: &Defect, error: &str, api: &str, kernel_defects: bool) -> Findin
     };
     let f = Finding::new("GD607", cause, severity, message);
     if follows {
-        f.confidence(0.9).with_remedy(
+        f.confidence(0.75).with_remedy(
             "Fix the kernel defect reported above: this error is its consequence",
             None,
             Some("after a kernel fault every later CUDA call in the process fails".to_owned()),
