@@ -16,5 +16,10 @@
 pub mod allocconf;
 pub mod batch;
 pub mod checkpoint;
+pub mod driver;
+pub mod hook;
 pub mod memstats;
+pub mod monitor;
 pub mod policy;
+pub mod report;
+pub mod supervisor;
