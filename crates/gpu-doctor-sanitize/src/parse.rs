@@ -327,7 +327,8 @@ impl Parser {
 
     fn close(&mut self, out: &mut Vec<Event>) {
         self.in_backtrace = false;
-        if let Some(report) = self.current.take() {
+        if let Some(mut report) = self.current.take() {
+            settle_module(report.host_frames.last_mut());
             out.push(Event::Report(Box::new(report)));
         }
     }
@@ -364,6 +365,7 @@ impl Parser {
         }
         if let Some(frame) = body.strip_prefix("Host Frame:") {
             if self.in_backtrace && report.host_frames.len() < MAX_HOST_FRAMES {
+                settle_module(report.host_frames.last_mut());
                 report.host_frames.push(parse_host_frame(frame.trim()));
             }
             return;
@@ -403,7 +405,10 @@ impl Parser {
             report.block = block;
             return;
         }
-        if let Some(rest) = body.strip_prefix("Address ") {
+        if let Some(rest) = body
+            .strip_prefix("Address ")
+            .or_else(|| body.strip_prefix("Access at "))
+        {
             report.address = parse_hex(rest.split_whitespace().next().unwrap_or(""));
             if let ReportKind::InvalidAccess { problem, .. } = &mut report.kind {
                 if rest.contains("out of bounds") || rest.contains("out-of-bounds") {
@@ -779,6 +784,20 @@ pub fn short_name(function: &str) -> String {
     }
 }
 
+/// A frame printed as `name [0x..]` with no `in module` after it, on its line or the
+/// next, is the old format's module without a symbol (`Host Frame:app [0xadb1a]`).
+fn settle_module(frame: Option<&mut HostFrame>) {
+    if let Some(frame) = frame
+        && frame.module.is_none()
+        && frame
+            .function
+            .as_deref()
+            .is_some_and(|f| !f.contains(['(', ' ', ':']))
+    {
+        frame.module = frame.function.take();
+    }
+}
+
 /// `Host Frame:` text, in any of the formats seen: `/lib/libcuda.so.1 (cuLaunchKernel +
 /// 0x2b8) [0x222dc8]`, `main [0x9c0b] in /path/app`, `main [0x9c0b]`, `[0x2dcdbf] in
 /// libcuda.so.1`.
@@ -787,7 +806,7 @@ fn parse_host_frame(text: &str) -> HostFrame {
     // CUDA 11: `module (function + 0xoff) [0xaddr]`
     if let Some((module, rest)) = text.split_once(" (")
         && !module.contains(' ')
-        && (module.contains('/') || module.contains(".so"))
+        && (module.contains('/') || module.contains(".so") || rest.contains(" + 0x"))
     {
         let function = rest
             .rsplit_once(')')
@@ -814,6 +833,15 @@ fn parse_host_frame(text: &str) -> HostFrame {
         Some(i) => before[..i].trim(),
         None => before.trim(),
     };
+    // `main in main.cu:688`: the host source line, when the host code has debug info.
+    let function = function.split(" in ").next().unwrap_or(function).trim();
+    // `/usr/local/cuda/lib64/libcudart.so.7.5 [0x146ad]`: a module, no symbol.
+    if module.is_none() && (function.starts_with('/') || function.contains(".so")) {
+        return HostFrame {
+            function: None,
+            module: Some(function.to_owned()),
+        };
+    }
     HostFrame {
         function: (!function.is_empty()).then(|| function.to_owned()),
         module,
@@ -866,15 +894,144 @@ fn first_number(text: &str) -> Option<u64> {
 }
 
 /// Every run of decimal digits in `text` (hex numbers are skipped whole).
+/// `5,026,885,797` (thousands separators, as newer versions print) reads as one number.
 fn numbers(text: &str) -> Vec<u64> {
     let mut out = Vec::new();
-    for word in text.split(|c: char| !c.is_ascii_alphanumeric()) {
-        if !word.is_empty()
-            && word.bytes().all(|b| b.is_ascii_digit())
-            && let Ok(n) = word.parse()
-        {
-            out.push(n);
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let starts_word = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if !b.is_ascii_digit() || !starts_word {
+            i += 1;
+            continue;
         }
+        let mut value: u64 = 0;
+        let mut overflow = false;
+        let mut j = i;
+        while j < bytes.len() {
+            if bytes[j].is_ascii_digit() {
+                match value
+                    .checked_mul(10)
+                    .and_then(|v| v.checked_add(u64::from(bytes[j] - b'0')))
+                {
+                    Some(v) => value = v,
+                    None => overflow = true,
+                }
+                j += 1;
+            } else if bytes[j] == b','
+                && bytes
+                    .get(j + 1..j + 4)
+                    .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+                && !bytes.get(j + 4).is_some_and(u8::is_ascii_digit)
+            {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        // `0x7f..` and `12abc` are not decimal numbers.
+        let ends_word = !bytes.get(j).is_some_and(u8::is_ascii_alphanumeric);
+        if ends_word && !overflow {
+            out.push(value);
+        }
+        i = j.max(i + 1);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_in_every_format() {
+        let new = parse_location("scale(float *, const float *, int)+0x70 in /w/oob_write.cu:10");
+        assert_eq!(new.function, "scale(float *, const float *, int)");
+        assert_eq!(new.file.as_deref(), Some("/w/oob_write.cu"));
+        assert_eq!(new.line, Some(10));
+        assert_eq!(new.short_function(), "scale");
+        let bare = parse_location("compress(const unsigned int *, uint2 *, int)+0xb0");
+        assert_eq!(
+            (bare.short_function().as_str(), bare.file),
+            ("compress", None)
+        );
+        let old =
+            parse_location("0x000000c8 in /p/helper.cuh:75:void project<double>(double*, int)");
+        assert_eq!(old.file.as_deref(), Some("/p/helper.cuh"));
+        assert_eq!(old.line, Some(75));
+        assert_eq!(old.short_function(), "project<double>");
+        let triton = parse_location("gather_kernel+0x1d0 in /w/triton_oob.py:21");
+        assert_eq!(
+            (triton.short_function().as_str(), triton.line),
+            ("gather_kernel", Some(21))
+        );
+    }
+
+    #[test]
+    fn host_frames_in_every_format() {
+        let f = parse_host_frame("/usr/lib/libcuda.so.1 (cuLaunchKernel + 0x2cd) [0x15865d]");
+        assert_eq!(f.function.as_deref(), Some("cuLaunchKernel"));
+        assert_eq!(f.module.as_deref(), Some("/usr/lib/libcuda.so.1"));
+        let f = parse_host_frame("cu-vector-test (cudaF_add_diag + 0xdc) [0xbb9bc]");
+        assert_eq!(f.function.as_deref(), Some("cudaF_add_diag"));
+        let f = parse_host_frame("main in main.cu:688 [0xab50] in main");
+        assert_eq!(
+            (f.function.as_deref(), f.module.as_deref()),
+            (Some("main"), Some("main"))
+        );
+        let f = parse_host_frame("[0x2dcdbf] in libcuda.so.1");
+        assert_eq!(
+            (f.function, f.module.as_deref()),
+            (None, Some("libcuda.so.1"))
+        );
+        let f = parse_host_frame("/usr/local/cuda/lib64/libcudart.so.7.5 [0x146ad]");
+        assert_eq!(f.function, None);
+    }
+
+    #[test]
+    fn numbers_with_separators_and_hex() {
+        assert_eq!(
+            numbers("5,026,885,797 bytes after 0x78b6 of size 8,388,608 bytes"),
+            vec![5_026_885_797, 8_388_608]
+        );
+        assert_eq!(
+            numbers("(error 719) 12abc 99999999999999999999999 7"),
+            vec![719, 7]
+        );
+        assert_eq!(
+            numbers("3 hazards displayed (1 error, 2 warnings)"),
+            vec![3, 1, 2]
+        );
+    }
+
+    #[test]
+    fn access_at_is_an_address_line() {
+        let mut p = Parser::new();
+        let mut events = Vec::new();
+        for line in [
+            "========= Invalid __global__ read of size 4 bytes",
+            "=========     at compress(const unsigned int *)+0xb0",
+            "=========     Access at 0x7f698ba00144 is out of bounds",
+            "=========     and is 1 bytes after the nearest allocation at 0x7f698ba00000 of size 324 bytes",
+        ] {
+            events.extend(p.push_line(line));
+        }
+        events.extend(p.finish());
+        let [Event::Report(r)] = events.as_slice() else {
+            panic!("{events:?}")
+        };
+        assert_eq!(r.address, Some(0x7f69_8ba0_0144));
+        assert!(matches!(
+            r.kind,
+            ReportKind::InvalidAccess {
+                problem: AddressProblem::OutOfBounds,
+                nearest: Some(NearestAllocation {
+                    distance_bytes: 1,
+                    allocation_bytes: 324
+                }),
+                ..
+            }
+        ));
+    }
 }

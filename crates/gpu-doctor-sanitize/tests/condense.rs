@@ -79,7 +79,7 @@ fn ten_thousand_reports_condense_to_a_screen() {
     assert_eq!(findings.len(), 2, "{findings:#?}");
     let oob = &findings[0];
     assert_eq!(oob.code.0, "GD601");
-    assert_eq!(oob.evidence[0].values["reports"], 16384.0);
+    assert!((oob.evidence[0].values["reports"] - 16384.0).abs() < 0.5);
     assert!(
         oob.message
             .contains("16384 reports: threads 0..255, blocks 0..63"),
