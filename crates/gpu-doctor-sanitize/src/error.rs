@@ -27,7 +27,7 @@ impl SanitizeError {
     pub fn hint(&self) -> &'static str {
         match self {
             SanitizeError::NotFound { .. } => {
-                "compute-sanitizer ships with the CUDA toolkit (`cuda-toolkit` or `cuda-sanitizer-<version>` packages, or the `nvidia-cuda-sanitizer` pip wheel); put its folder on PATH, set CUDA_HOME, or pass `--sanitizer PATH`"
+                "compute-sanitizer ships with the CUDA toolkit (NVIDIA's `cuda-toolkit` package, or `cuda-sanitizer-<version>` from NVIDIA's apt/dnf repository); put its folder on PATH, set CUDA_HOME, or pass `--sanitizer PATH`"
             }
             SanitizeError::Spawn { .. } => {
                 "check that the file is compute-sanitizer and is executable (`compute-sanitizer --version`)"

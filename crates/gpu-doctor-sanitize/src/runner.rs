@@ -87,8 +87,15 @@ pub struct Outcome {
 }
 
 /// Runs `job`, copying its standard output to `stdout_to` and its standard error to
-/// stderr (unless `stdout_to` is [`Echo::Nowhere`]).
+/// stderr (unless `stdout_to` is [`Echo::Nowhere`]), compute-sanitizer's report lines
+/// included.
 pub fn run(job: &Job, stdout_to: Echo) -> Result<Outcome, SanitizeError> {
+    run_filtered(job, stdout_to, false)
+}
+
+/// [`run`], leaving out compute-sanitizer's report lines (those that start with its
+/// `=========` prefix) from the echo when `hide_reports`: they are condensed instead.
+pub fn run_filtered(job: &Job, stdout_to: Echo, hide_reports: bool) -> Result<Outcome, SanitizeError> {
     if job.command.is_empty() {
         return Err(SanitizeError::NoCommand);
     }
@@ -116,11 +123,11 @@ pub fn run(job: &Job, stdout_to: Echo) -> Result<Outcome, SanitizeError> {
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
         let tx = tx.clone();
-        readers.push(std::thread::spawn(move || pump(out, stdout_to, &tx)));
+        readers.push(std::thread::spawn(move || pump(out, stdout_to, hide_reports, &tx)));
     }
     if let Some(err) = child.stderr.take() {
         let tx = tx.clone();
-        readers.push(std::thread::spawn(move || pump(err, stderr_to, &tx)));
+        readers.push(std::thread::spawn(move || pump(err, stderr_to, hide_reports, &tx)));
     }
     drop(tx);
 
@@ -156,16 +163,33 @@ pub fn run(job: &Job, stdout_to: Echo) -> Result<Outcome, SanitizeError> {
 /// Batches of events sent from a reader thread at a time, to keep channel traffic low.
 const BATCH_LINES: u64 = 256;
 
+const PREFIX: &[u8] = b"=========";
+
+/// Whether the line being read is echoed: decided from its first bytes, so the job's
+/// partial lines (progress bars) still show as they arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineEcho {
+    /// Fewer bytes than the prefix seen, all matching it so far.
+    Undecided,
+    Echo,
+    Hide,
+}
+
 /// Copies `input` to `echo` as it arrives and parses it line by line. A line longer than
 /// [`MAX_LINE_BYTES`] is parsed from its first bytes; the rest is still copied through.
-fn pump(input: impl Read, echo: Echo, tx: &mpsc::Sender<(Vec<Event>, u64)>) {
+fn pump(
+    input: impl Read,
+    echo: Echo,
+    hide_reports: bool,
+    tx: &mpsc::Sender<(Vec<Event>, u64)>,
+) {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut parser = Parser::new();
     let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut state = LineEcho::Undecided;
     let mut batch = Vec::new();
     let mut batch_lines = 0;
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
+    let mut out = Sink::new(echo);
     loop {
         let chunk = match reader.fill_buf() {
             Ok([]) => break,
@@ -174,21 +198,32 @@ fn pump(input: impl Read, echo: Echo, tx: &mpsc::Sender<(Vec<Event>, u64)>) {
             Err(_) => break,
         };
         let used = chunk.len();
-        // A closed terminal must not stop the job: write errors are ignored.
-        let _ = match echo {
-            Echo::Stdout => {
-                let mut out = stdout.lock();
-                out.write_all(chunk).and_then(|()| out.flush())
-            }
-            Echo::Stderr => stderr.lock().write_all(chunk),
-            Echo::Nowhere => Ok(()),
-        };
         for piece in chunk.split_inclusive(|&b| b == b'\n') {
-            let room = (MAX_LINE_BYTES + 1).saturating_sub(line.len());
+            let start = line.len();
+            let room = (MAX_LINE_BYTES + 1).saturating_sub(start);
             line.extend_from_slice(&piece[..piece.len().min(room)]);
-            if piece.ends_with(b"\n") {
+            let ends = piece.ends_with(b"\n");
+            if hide_reports {
+                if state == LineEcho::Undecided {
+                    let seen = &line[..line.len().min(PREFIX.len())];
+                    if seen.len() == PREFIX.len() && seen == PREFIX {
+                        state = LineEcho::Hide;
+                    } else if !PREFIX.starts_with(seen) || ends {
+                        state = LineEcho::Echo;
+                        // The bytes held back while undecided, then this piece's rest.
+                        out.write(&line[..start]);
+                    }
+                }
+                if state == LineEcho::Echo {
+                    out.write(piece);
+                }
+            } else {
+                out.write(piece);
+            }
+            if ends {
                 batch.extend(parser.push_bytes(&line));
                 line.clear();
+                state = LineEcho::Undecided;
                 batch_lines += 1;
                 if batch_lines >= BATCH_LINES {
                     let _ = tx.send((std::mem::take(&mut batch), batch_lines));
@@ -196,14 +231,57 @@ fn pump(input: impl Read, echo: Echo, tx: &mpsc::Sender<(Vec<Event>, u64)>) {
                 }
             }
         }
+        out.flush();
         reader.consume(used);
     }
     if !line.is_empty() {
+        if hide_reports && state == LineEcho::Undecided {
+            out.write(&line);
+            out.flush();
+        }
         batch.extend(parser.push_bytes(&line));
         batch_lines += 1;
     }
     batch.extend(parser.finish());
     let _ = tx.send((batch, batch_lines));
+}
+
+/// Where echoed bytes go. A closed terminal must not stop the job: write errors are
+/// ignored.
+struct Sink {
+    echo: Echo,
+    buf: Vec<u8>,
+}
+
+impl Sink {
+    fn new(echo: Echo) -> Self {
+        Sink {
+            echo,
+            buf: Vec::with_capacity(64 * 1024),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        if self.echo != Echo::Nowhere {
+            self.buf.extend_from_slice(bytes);
+        }
+    }
+
+    /// Writes what one read brought, at once, so output is not held back.
+    fn flush(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let _ = match self.echo {
+            Echo::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&self.buf).and_then(|()| out.flush())
+            }
+            Echo::Stderr => std::io::stderr().lock().write_all(&self.buf),
+            Echo::Nowhere => Ok(()),
+        };
+        self.buf.clear();
+    }
 }
 
 /// Forwards SIGINT, SIGTERM and SIGHUP to the child's process group while it lives.
