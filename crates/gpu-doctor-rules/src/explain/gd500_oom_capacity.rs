@@ -1,0 +1,214 @@
+//! GD500: the job needs more GPU memory than there is.
+
+use super::oom::OomAnalysis;
+use super::{Hit, Input, evidence_with, ranks_phrase, size};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::Framework;
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD500",
+    name: "oom-capacity",
+    cause: Some(Cause::OomCapacity),
+    summary: "Out of memory: the job needs more GPU memory than the GPU has free",
+    body: r#"## What it does
+Finds out-of-memory errors (PyTorch of every version, TensorFlow, JAX, CuPy, cuBLAS/cuDNN
+allocation failures) whose numbers show that the memory simply ran out: the allocator held
+little reserved-but-unused memory, no other process held what was missing, and memory did not
+climb step by step before the failure.
+
+## Why is this bad?
+The job cannot run at this size on this GPU. Retrying, `empty_cache()` or allocator settings
+will not help: the peak must come down or the GPU must get bigger.
+
+## Example
+```
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total
+capacity of 139.80 GiB of which 19.29 GiB is free. ... Of the allocated memory 120.00 GiB is
+allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.
+```
+
+## How to fix
+The finding says how much memory was missing. Cut the peak by at least that much:
+1. a smaller batch (activation memory scales with it), keeping the effective batch with
+   gradient accumulation;
+2. mixed precision (`torch.autocast("cuda", dtype=torch.bfloat16)`): activations in 2 bytes
+   instead of 4;
+3. activation checkpointing (`model.gradient_checkpointing_enable()` or
+   `torch.utils.checkpoint`): keeps only layer inputs, at about a third more compute;
+4. shard the model (FSDP, ZeRO) or use a GPU with more memory.
+"#,
+};
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    match &input.oom {
+        Some(a) if a.cause == Cause::OomCapacity && !a.request_exceeds_gpu => vec![finding(a)],
+        _ => Vec::new(),
+    }
+}
+
+/// The numbers of an OOM as evidence values.
+pub(crate) fn oom_evidence(a: &OomAnalysis) -> gpu_doctor_model::Evidence {
+    let i = &a.info;
+    evidence_with(
+        &a.primary,
+        &[
+            ("requested_bytes", i.requested_bytes),
+            ("total_bytes", i.total_bytes),
+            ("free_bytes", i.free_bytes),
+            ("this_process_bytes", i.this_process_bytes),
+            ("allocated_bytes", i.allocated_bytes),
+            ("reserved_unallocated_bytes", i.reserved_unallocated_bytes),
+            ("allowed_bytes", i.allowed_bytes),
+            ("private_pool_bytes", i.private_pool_bytes),
+            ("other_processes_bytes", a.others_bytes),
+            ("missing_bytes", a.missing_bytes),
+        ],
+    )
+}
+
+/// "The job asked for 200.00 GiB on GPU 0 with 19.29 GiB free (139.80 GiB total)".
+pub(crate) fn asked_phrase(a: &OomAnalysis) -> String {
+    let i = &a.info;
+    let gpu = i.gpu.map(|g| format!(" on GPU {g}")).unwrap_or_default();
+    let ranks = ranks_phrase(&a.all.iter().collect::<Vec<_>>());
+    match (i.requested_bytes, i.free_bytes, i.total_bytes) {
+        (Some(r), Some(f), Some(t)) => format!(
+            "the job asked for {}{gpu}{ranks} with {} free ({} total)",
+            size(r),
+            size(f),
+            size(t)
+        ),
+        (Some(r), Some(f), None) => {
+            format!(
+                "the job asked for {}{gpu}{ranks} with {} free",
+                size(r),
+                size(f)
+            )
+        }
+        (Some(r), None, Some(t)) => {
+            format!(
+                "the job asked for {}{gpu}{ranks} ({} total)",
+                size(r),
+                size(t)
+            )
+        }
+        (Some(r), None, None) => format!("the job asked for {}{gpu}{ranks}", size(r)),
+        _ => format!("an allocation failed{gpu}{ranks}"),
+    }
+}
+
+fn finding(a: &OomAnalysis) -> Hit {
+    let i = &a.info;
+    let mut message = format!("Out of memory: {}", asked_phrase(a));
+    if let Some(m) = a.missing_bytes.filter(|m| *m > 0 && i.free_bytes.is_some()) {
+        message.push_str(&format!("; it needs about {} more", size(m)));
+    }
+    if let (Some(allowed), Some(total)) = (i.allowed_bytes, i.total_bytes)
+        && allowed < total
+    {
+        message.push_str(&format!(
+            " and the process is limited to {} of it",
+            size(allowed)
+        ));
+    }
+    message.push('.');
+    let confidence = if i.requested_bytes.is_some() && i.free_bytes.is_some() {
+        0.8
+    } else {
+        0.6
+    };
+    let mut f = Finding::new("GD500", Cause::OomCapacity, Severity::Error, message)
+        .confidence(confidence)
+        .with_evidence(oom_evidence(a));
+    if let Some(g) = i.gpu {
+        f = f.on_gpu(gpu_doctor_model::GpuIndex(g));
+    }
+    for r in capacity_remedies(a) {
+        f = f.with_remedy(r.0, r.1, r.2);
+    }
+    Hit {
+        finding: f,
+        seq: a.primary.seq,
+    }
+}
+
+type RemedyParts = (String, Option<String>, Option<String>);
+
+/// Ways to bring the peak down, with the saving each gives where the numbers allow.
+pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
+    let i = &a.info;
+    let mut out = Vec::new();
+    let held = i.allocated_bytes.or(i.this_process_bytes);
+    let need = a.missing_bytes.filter(|m| *m > 0);
+    let batch_detail = match (need, held) {
+        (Some(m), Some(h)) if h > 0 => {
+            let share = (m as f64 / h as f64 * 100.0).ceil();
+            Some(format!(
+                "{} is missing, {share:.0}% of the {} the job already holds; activation memory \
+                 scales with the batch, so halving it frees up to half of the activations",
+                size(m),
+                size(h)
+            ))
+        }
+        (Some(m), None) => Some(format!(
+            "{} is missing; activation memory scales with the batch, so halving it frees up to half of the activations",
+            size(m)
+        )),
+        _ => Some("activation memory scales with the batch size".to_owned()),
+    };
+    match a.framework {
+        Some(Framework::Jax) => {
+            out.push((
+                "Let JAX use more of the GPU, or allocate on demand".to_owned(),
+                Some("XLA_PYTHON_CLIENT_MEM_FRACTION=.95 python train.py".to_owned()),
+                Some("JAX preallocates 75% of the GPU by default; XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand".to_owned()),
+            ));
+            out.push(("Use a smaller batch size".to_owned(), None, batch_detail));
+        }
+        Some(Framework::Tensorflow) => {
+            out.push(("Use a smaller batch size".to_owned(), None, batch_detail));
+            out.push((
+                "Use mixed precision".to_owned(),
+                Some("tf.keras.mixed_precision.set_global_policy(\"mixed_float16\")".to_owned()),
+                Some(
+                    "activations in 2 bytes instead of 4: about half the activation memory"
+                        .to_owned(),
+                ),
+            ));
+        }
+        Some(Framework::Cupy) => {
+            out.push((
+                "Process the data in smaller pieces, or free arrays you no longer need".to_owned(),
+                Some("cupy.get_default_memory_pool().free_all_blocks()".to_owned()),
+                batch_detail,
+            ));
+        }
+        _ => {
+            out.push((
+                "Use a smaller batch and keep the effective batch with gradient accumulation"
+                    .to_owned(),
+                None,
+                batch_detail,
+            ));
+            out.push((
+                "Train in mixed precision".to_owned(),
+                Some("with torch.autocast(\"cuda\", dtype=torch.bfloat16): loss = model(batch)".to_owned()),
+                Some(match i.allocated_bytes {
+                    Some(h) => format!(
+                        "activations in bf16 take half the bytes of fp32: up to {} of the {} held if it is mostly fp32 activations",
+                        size(h / 2),
+                        size(h)
+                    ),
+                    None => "activations in bf16 take half the bytes of fp32".to_owned(),
+                }),
+            ));
+            out.push((
+                "Checkpoint activations".to_owned(),
+                Some("model.gradient_checkpointing_enable()  # or torch.utils.checkpoint.checkpoint(block, x)".to_owned()),
+                Some("stores only each block's input and recomputes the rest: activation memory falls from one copy per layer to about one layer's worth, for ~30% more compute".to_owned()),
+            ));
+        }
+    }
+    out
+}

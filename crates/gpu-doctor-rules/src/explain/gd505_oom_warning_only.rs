@@ -1,0 +1,68 @@
+//! GD505: TensorFlow's "ran out of memory ... not a failure" warning, on its own.
+
+use super::{Hit, Input, evidence};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::ObsKind;
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD505",
+    name: "oom-warning-not-a-failure",
+    cause: Some(Cause::OomCapacity),
+    summary: "TensorFlow's allocator warned it ran out of memory, but says this is not a failure",
+    body: r#"## What it does
+Finds TensorFlow/JAX BFC allocator warnings that say `ran out of memory trying to allocate ...
+The caller indicates that this is not a failure` when no real out-of-memory error followed.
+
+## Why is this bad?
+It is not: the op fell back to an algorithm that needs less workspace. A naive log grep for
+"out of memory" flags it; gpu-doctor reports it as information so it is not mistaken for the
+failure. If the job is slow, more free memory could let faster algorithms run.
+
+## Example
+```
+W bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.25GiB with
+freed_by_count=0. The caller indicates that this is not a failure, but may mean that there
+could be performance gains if more memory were available.
+```
+
+## How to fix
+Nothing is required. To silence it, leave TensorFlow more headroom (a smaller batch) or enable
+memory growth: `tf.config.experimental.set_memory_growth(gpu, True)`.
+"#,
+};
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    if input.oom.is_some() {
+        return Vec::new();
+    }
+    let warnings: Vec<_> = input
+        .facts
+        .observations
+        .iter()
+        .filter(|o| matches!(&o.kind, ObsKind::Oom(i) if i.not_a_failure))
+        .collect();
+    let Some(first) = warnings.first() else {
+        return Vec::new();
+    };
+    let f = Finding::new(
+        "GD505",
+        Cause::OomCapacity,
+        Severity::Info,
+        format!(
+            "TensorFlow's allocator warned {} time(s) that it ran out of memory, but it says this is not a failure; it is not why the job stopped.",
+            warnings.len()
+        ),
+    )
+    .confidence(0.9)
+    .with_evidence(evidence(first))
+    .with_remedy(
+        "Nothing is required; for headroom, let TensorFlow grow its memory instead of preallocating",
+        Some("tf.config.experimental.set_memory_growth(gpu, True)".to_owned()),
+        None,
+    );
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}

@@ -1,0 +1,107 @@
+//! GD540: the NVIDIA driver is older than the CUDA the software was built for.
+
+use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::EnvKind;
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD540",
+    name: "driver-too-old",
+    cause: Some(Cause::EnvDriverTooOld),
+    summary: "The NVIDIA driver is older than the CUDA runtime the software needs",
+    body: r#"## What it does
+Finds `The NVIDIA driver on your system is too old (found version 11000)`, `CUDA driver
+version is insufficient for CUDA runtime version` (error 35), `the provided PTX was compiled
+with an unsupported toolchain` (222) and the container toolkit's `unsatisfied condition:
+cuda>=12.8`, and turns the driver's CUDA version into the wheel to install.
+
+## Why is this bad?
+A driver supports CUDA up to the version `nvidia-smi` shows in its header. Software built for
+a newer CUDA cannot start (or cannot JIT its PTX) on it. Nothing runs on the GPU until the
+driver or the software changes.
+
+## Example
+```
+RuntimeError: The NVIDIA driver on your system is too old (found version 11060).
+```
+The driver supports CUDA 11.6; the PyTorch wheel needs a newer CUDA.
+
+## How to fix
+1. Install a build for the CUDA the driver supports, e.g.
+   `pip install torch --index-url https://download.pytorch.org/whl/cu118` for an 11.x driver.
+2. Or upgrade the driver (CUDA 12.x needs ≥ 525.60.13, 13.x ≥ 580.65.06 on Linux).
+3. On data-center GPUs, the `cuda-compat` package can run a newer CUDA on an older driver.
+"#,
+};
+
+/// The newest PyTorch wheel tag that a driver supporting CUDA `major.minor` can run.
+fn wheel_for(major: u32, minor: u32) -> Option<&'static str> {
+    Some(match (major, minor) {
+        (m, _) if m >= 13 => "cu130",
+        (12, n) if n >= 8 => "cu128",
+        (12, n) if n >= 6 => "cu126",
+        (12, n) if n >= 4 => "cu124",
+        (12, _) => "cu121",
+        (11, n) if n >= 8 => "cu118",
+        (11, n) if n >= 7 => "cu117",
+        (11, n) if n >= 6 => "cu116",
+        (11, n) if n >= 3 => "cu113",
+        (11, _) => "cu111",
+        (10, 2) => "cu102",
+        _ => return None,
+    })
+}
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    let hits = env_observations(input, EnvKind::DriverTooOld);
+    let Some(first) = hits.first() else {
+        return Vec::new();
+    };
+    // `found version 11060` is cudaDriverGetVersion: 1000 * major + 10 * minor.
+    let supported = env_detail(&hits)
+        .and_then(|d| d.parse::<u32>().ok())
+        .map(|v| (v / 1000, (v % 1000) / 10));
+    let message = match supported {
+        Some((major, minor)) => format!(
+            "The NVIDIA driver supports CUDA up to {major}.{minor}, older than the CUDA the software was built for; nothing can run on the GPU until one of them changes."
+        ),
+        None => "The NVIDIA driver is older than the CUDA runtime the software was built for; nothing can run on the GPU until one of them changes.".to_owned(),
+    };
+    let mut f =
+        Finding::new("GD540", Cause::EnvDriverTooOld, Severity::Error, message).confidence(0.9);
+    for e in first_and_last(&hits) {
+        f = f.with_evidence(e);
+    }
+    match supported.and_then(|(a, b)| wheel_for(a, b).map(|w| (a, b, w))) {
+        Some((a, b, wheel)) => {
+            f = f.with_remedy(
+                format!("Install a PyTorch build for CUDA {a}.{b} or older"),
+                Some(format!("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{wheel}")),
+                Some("for other frameworks, pick the build for the same CUDA (e.g. jax[cuda12], cupy-cuda12x)".to_owned()),
+            );
+        }
+        None => {
+            f = f.with_remedy(
+                "Install a build for the CUDA version `nvidia-smi` shows in its header, or older",
+                Some("nvidia-smi | head -4  # then e.g.: pip install torch --index-url https://download.pytorch.org/whl/cu126".to_owned()),
+                None,
+            );
+        }
+    }
+    f = f
+        .with_remedy(
+            "Or upgrade the driver: CUDA 12.x needs ≥ 525.60.13, CUDA 13.x ≥ 580.65.06 (Linux)",
+            Some("sudo apt install nvidia-driver-580  # or your distribution's package".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "On data-center GPUs, the forward-compatibility package runs a newer CUDA on an older driver",
+            Some("sudo apt install cuda-compat-12-8  # then put /usr/local/cuda/compat on LD_LIBRARY_PATH".to_owned()),
+            None,
+        );
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}

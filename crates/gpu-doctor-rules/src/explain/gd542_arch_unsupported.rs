@@ -1,0 +1,100 @@
+//! GD542: no GPU code for this GPU's architecture.
+
+use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::EnvKind;
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD542",
+    name: "arch-unsupported",
+    cause: Some(Cause::EnvArchUnsupported),
+    summary: "The software has no kernels for this GPU's architecture (sm_XX)",
+    body: r#"## What it does
+Finds `no kernel image is available for execution on the device` (CUDA 209), `CUDA
+capability sm_XX is not compatible with the current PyTorch installation`, `PyTorch no longer
+supports this GPU because it is too old` and `invalid device function`.
+
+## Why is this bad?
+GPU code is compiled per architecture. A wheel or extension built without this GPU's
+architecture (a new GPU with an old wheel, an old GPU dropped from a new wheel, a custom
+extension compiled for other GPUs) cannot run anything on it.
+
+## Example
+```
+NVIDIA A100-PCIE-40GB with CUDA capability sm_80 is not compatible with the current PyTorch
+installation. The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 sm_75.
+```
+
+## How to fix
+1. Compare `torch.cuda.get_arch_list()` with `torch.cuda.get_device_capability()`.
+2. Install a build that includes the architecture: Blackwell (sm_100, sm_120) needs cu128 or
+   newer (PyTorch ≥ 2.7); Hopper sm_90 cu118+; very old GPUs (sm_35/sm_37 K80) need old releases.
+3. Rebuild custom extensions for it: `TORCH_CUDA_ARCH_LIST="8.0;9.0" pip install --no-build-isolation .`
+"#,
+};
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    let hits = env_observations(input, EnvKind::ArchUnsupported);
+    let Some(first) = hits.first() else {
+        return Vec::new();
+    };
+    let sm = env_detail(&hits);
+    let message = match &sm {
+        Some(sm) => format!("The installed build has no kernels for this GPU's architecture ({sm}): nothing can run on it."),
+        None => "The software has no GPU code for this GPU's architecture (\"no kernel image is available\"): nothing can run on it.".to_owned(),
+    };
+    let mut f =
+        Finding::new("GD542", Cause::EnvArchUnsupported, Severity::Error, message).confidence(0.9);
+    for e in first_and_last(&hits) {
+        f = f.with_evidence(e);
+    }
+    let cc: Option<u32> = sm
+        .as_deref()
+        .and_then(|s| s.trim_start_matches("sm_").parse().ok());
+    let advice = match cc {
+        Some(c) if c >= 100 => Some((
+            "Blackwell GPUs need a CUDA 12.8+ build (PyTorch ≥ 2.7)",
+            "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128",
+        )),
+        Some(c) if c >= 80 => Some((
+            "this GPU needs a CUDA 11+ build",
+            "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
+        )),
+        Some(c) if c < 50 => Some((
+            "this GPU is too old for current builds: use an old release or build from source",
+            "pip install torch==1.12.1+cu113 --extra-index-url https://download.pytorch.org/whl/cu113",
+        )),
+        _ => None,
+    };
+    f = f.with_remedy(
+        "Compare the architectures the build has with the GPU's",
+        Some("python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"".to_owned()),
+        None,
+    );
+    if let Some((why, cmd)) = advice {
+        f = f.with_remedy(
+            format!("Install a build with this architecture: {why}"),
+            Some(cmd.to_owned()),
+            None,
+        );
+    } else {
+        f = f.with_remedy(
+            "Install a build that includes this GPU's architecture (cu128+ for Blackwell, cu118+ for Hopper)",
+            Some("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128".to_owned()),
+            None,
+        );
+    }
+    f = f.with_remedy(
+        "Rebuild custom CUDA extensions for this GPU",
+        Some(
+            "TORCH_CUDA_ARCH_LIST=\"8.0;9.0\" pip install --no-build-isolation --force-reinstall ."
+                .to_owned(),
+        ),
+        Some("list this GPU's compute capability (e.g. 8.6 for sm_86)".to_owned()),
+    );
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}

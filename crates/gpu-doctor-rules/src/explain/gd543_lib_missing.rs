@@ -1,0 +1,123 @@
+//! GD543: a CUDA library cannot be loaded.
+
+use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::EnvKind;
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD543",
+    name: "cuda-library-missing",
+    cause: Some(Cause::EnvLibMissing),
+    summary: "A CUDA library (libcudart, libcudnn, libcublas, ...) cannot be loaded",
+    body: r#"## What it does
+Finds `libcudart.so.12: cannot open shared object file`, TensorFlow's `Could not load dynamic
+library 'libcudnn.so.8'`, `Could not load library libcudnn_cnn_infer.so.8` and the Windows
+`cudart64_110.dll` forms, and names the CUDA major version the library belongs to.
+
+## Why is this bad?
+The library's file name carries the CUDA (or cuDNN) major version it was built against. A
+package built for CUDA 11 looks for `libcudart.so.11.0` and does not accept CUDA 12's. When it
+is missing, or not on the loader's path, the package cannot use the GPU.
+
+## Example
+```
+ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory
+```
+
+## How to fix
+1. Find what is installed: `ldconfig -p | grep libcudart` and `pip list | grep nvidia-`.
+2. Install the runtime for that major version from pip (`pip install nvidia-cuda-runtime-cu12`,
+   `nvidia-cudnn-cu12`) or the toolkit, or install the package build matching the CUDA you
+   have (`cupy-cuda12x`, `jax[cuda12]`, `torch ... cu126`).
+3. If the file exists, put its directory on `LD_LIBRARY_PATH` (but JAX wants it unset).
+"#,
+};
+
+/// The pip package that ships a library of this name, when there is one.
+fn pip_package(lib: &str) -> Option<String> {
+    let (stem, version) = lib.split_once(".so.")?;
+    let major: String = version.chars().take_while(char::is_ascii_digit).collect();
+    let cuda_major = match stem {
+        "libcudnn" | "libcudnn_cnn_infer" | "libcudnn_ops_infer" | "libcudnn_adv_infer" => {
+            // cuDNN 8 wheels exist for CUDA 11 and 12, cuDNN 9 for 12 and 13; pick 12.
+            return Some("nvidia-cudnn-cu12".to_owned());
+        }
+        _ => major.parse::<u32>().ok()?,
+    };
+    let package = match stem {
+        "libcudart" => "nvidia-cuda-runtime",
+        "libcublas" | "libcublasLt" => "nvidia-cublas",
+        "libcufft" => "nvidia-cufft",
+        "libcurand" => "nvidia-curand",
+        "libcusparse" => "nvidia-cusparse",
+        "libcusolver" => "nvidia-cusolver",
+        "libnvrtc" => "nvidia-cuda-nvrtc",
+        _ => return None,
+    };
+    (10..=13)
+        .contains(&cuda_major)
+        .then(|| format!("{package}-cu{cuda_major}"))
+}
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    let hits = env_observations(input, EnvKind::LibMissing);
+    // TensorRT is optional for TensorFlow; its "could not load libnvinfer" warning is noise.
+    let hits: Vec<_> = hits
+        .into_iter()
+        .filter(|o| !o.text.contains("libnvinfer"))
+        .collect();
+    let Some(first) = hits.first() else {
+        return Vec::new();
+    };
+    let lib = env_detail(&hits).map(|l| l.replace(',', "."));
+    let message = match &lib {
+        Some(l) => format!(
+            "{l} cannot be loaded: the CUDA library the package was built against is missing or not on the loader's path."
+        ),
+        None => {
+            "A CUDA library cannot be loaded: it is missing or not on the loader's path.".to_owned()
+        }
+    };
+    let mut f =
+        Finding::new("GD543", Cause::EnvLibMissing, Severity::Error, message).confidence(0.85);
+    for e in first_and_last(&hits) {
+        f = f.with_evidence(e);
+    }
+    let stem = lib
+        .as_deref()
+        .map(|l| l.split(".so").next().unwrap_or(l).to_owned())
+        .unwrap_or_else(|| "libcudart".to_owned());
+    f = f.with_remedy(
+        "See which versions are installed and where",
+        Some(format!(
+            "ldconfig -p | grep {stem}; pip list 2>/dev/null | grep -i nvidia-"
+        )),
+        None,
+    );
+    match lib.as_deref().and_then(pip_package) {
+        Some(pkg) => {
+            f = f.with_remedy(
+                "Install the matching runtime from pip, or install the package build for the CUDA you have",
+                Some(format!("pip install {pkg}")),
+                Some("the number after .so. is the CUDA (or cuDNN) major version the package needs".to_owned()),
+            );
+        }
+        None => {
+            f = f.with_remedy(
+                "Install the CUDA runtime the package needs, or the package build for the CUDA you have (e.g. cupy-cuda12x, jax[cuda12])",
+                None,
+                Some("the number after .so. is the major version the package needs".to_owned()),
+            );
+        }
+    }
+    f = f.with_remedy(
+        "If the file exists elsewhere, put its directory on the loader's path",
+        Some("export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH".to_owned()),
+        Some("not for JAX, which wants LD_LIBRARY_PATH unset".to_owned()),
+    );
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}

@@ -1,0 +1,84 @@
+//! GD546: the job asked for a GPU it cannot see.
+
+use super::{Hit, Input, env_observations, first_and_last};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::EnvKind;
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD546",
+    name: "gpu-not-visible",
+    cause: Some(Cause::EnvVisibleDevices),
+    summary: "The job asked for a GPU that is not visible to it (invalid device ordinal, no GPUs available)",
+    body: r#"## What it does
+Finds `invalid device ordinal` (CUDA 101), `No CUDA GPUs are available` and `all CUDA-capable
+devices are busy or unavailable` (CUDA 46).
+
+## Why is this bad?
+The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
+renumbers GPUs from 0 and hides the rest, a scheduler gave it fewer GPUs than it assumes, or a
+GPU in exclusive-process mode is taken.
+
+## Example
+```
+torch.AcceleratorError: CUDA error: invalid device ordinal
+GPU device may be out of range, do you have enough GPUs?
+```
+`cuda:3` on a machine (or allocation) with one GPU.
+
+## How to fix
+1. See what the job sees: `echo $CUDA_VISIBLE_DEVICES`,
+   `python -c "import torch; print(torch.cuda.device_count())"`, `nvidia-smi -L`.
+2. Address GPUs relative to `CUDA_VISIBLE_DEVICES` (`cuda:0` is the first visible one), or
+   derive the device from `LOCAL_RANK`.
+3. For "busy or unavailable", check the compute mode (`nvidia-smi -q -d COMPUTE`) and who holds
+   the GPU.
+"#,
+};
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    let hits = env_observations(input, EnvKind::VisibleDevices);
+    let Some(first) = hits.first() else {
+        return Vec::new();
+    };
+    let visible = input.live.map(|s| s.devices.len());
+    let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
+    let message = if busy {
+        "The GPUs are busy or unavailable: another process holds a GPU in exclusive mode, or none is visible to the job.".to_owned()
+    } else {
+        match visible {
+            Some(n) => format!("The job asked for a GPU it cannot see (invalid device ordinal or no GPUs available); this machine shows {n} GPU(s) now."),
+            None => "The job asked for a GPU it cannot see: the device index is out of range for the GPUs visible to it, or none is visible.".to_owned(),
+        }
+    };
+    let mut f =
+        Finding::new("GD546", Cause::EnvVisibleDevices, Severity::Error, message).confidence(0.85);
+    for e in first_and_last(&hits) {
+        f = f.with_evidence(e);
+    }
+    f = f
+        .with_remedy(
+            "See which GPUs the job can see",
+            Some("echo \"$CUDA_VISIBLE_DEVICES\"; nvidia-smi -L; python -c \"import torch; print(torch.cuda.device_count())\"".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Address GPUs relative to CUDA_VISIBLE_DEVICES (cuda:0 is the first visible one), e.g. from LOCAL_RANK",
+            Some("device = torch.device(\"cuda\", int(os.environ.get(\"LOCAL_RANK\", 0)))".to_owned()),
+            None,
+        );
+    if busy {
+        f = f.with_remedy(
+            "Check the compute mode and who holds the GPU",
+            Some(
+                "nvidia-smi -q -d COMPUTE; nvidia-smi --query-compute-apps=pid,name --format=csv"
+                    .to_owned(),
+            ),
+            None,
+        );
+    }
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}

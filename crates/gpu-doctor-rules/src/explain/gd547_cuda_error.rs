@@ -1,0 +1,96 @@
+//! GD547: another CUDA error (unknown error, launch timeout, invalid argument, ...).
+
+use super::{Hit, Input, first_and_last, ranks_phrase};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::{ObsKind, Observation};
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD547",
+    name: "cuda-error",
+    cause: Some(Cause::Other),
+    summary: "A CUDA error that no more specific rule explains (unknown error, launch timeout, ...)",
+    body: r#"## What it does
+Reports CUDA runtime and driver errors that the more specific rules do not cover, by name and
+number, and says whether the error is sticky: `unknown error` (999), `the launch timed out
+and was terminated` (702), `invalid argument` (1), `invalid resource handle` (400),
+`initialization error` (3), `operation not permitted` (800).
+
+## Why is this bad?
+The CUDA call failed. Sticky errors (702, 999) leave the context unusable, so the process
+must restart; 999 right after a GPU fault often comes with an Xid in the kernel log. 702 on a
+GPU that also drives a display is the OS watchdog killing a long kernel.
+
+## Example
+```
+RuntimeError: CUDA error: unknown error
+```
+
+## How to fix
+1. Check the kernel log for Xids around the same time: `gpu-doctor explain --kernel`.
+2. Rerun with `CUDA_LAUNCH_BLOCKING=1` to find the failing call.
+3. For 702 on a display GPU, run compute on a GPU without a display, or shorten kernels.
+"#,
+};
+
+fn other_error(o: &Observation) -> bool {
+    matches!(&o.kind, ObsKind::CudaError(e)
+        if !matches!(e.code, Some(2 | 214 | 700 | 710 | 714..=719)))
+}
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    let hits: Vec<&Observation> = input
+        .facts
+        .observations
+        .iter()
+        .filter(|o| other_error(o))
+        .collect();
+    let Some(first) = hits.first() else {
+        return Vec::new();
+    };
+    let ObsKind::CudaError(e) = &first.kind else {
+        return Vec::new();
+    };
+    let what = match (&e.message, &e.name, e.code) {
+        (Some(m), Some(n), Some(c)) => format!("\"{m}\" ({n}, {c})"),
+        (Some(m), _, Some(c)) => format!("\"{m}\" ({c})"),
+        (Some(m), _, None) => format!("\"{m}\""),
+        (None, _, Some(c)) => format!("error {c}"),
+        _ => "an error".to_owned(),
+    };
+    let sticky = if e.sticky {
+        "; it is sticky, so the process must be restarted"
+    } else {
+        ""
+    };
+    let message = format!(
+        "A CUDA call failed with {what}{}{sticky}.",
+        ranks_phrase(&hits)
+    );
+    let mut f = Finding::new("GD547", Cause::Other, Severity::Error, message).confidence(0.4);
+    for ev in first_and_last(&hits) {
+        f = f.with_evidence(ev);
+    }
+    f = f
+        .with_remedy(
+            "Check the kernel log for Xids at the same time (a GPU fault often shows up as \"unknown error\")",
+            Some("gpu-doctor explain --kernel".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Rerun with synchronous launches to find the failing call",
+            Some("CUDA_LAUNCH_BLOCKING=1 python train.py".to_owned()),
+            None,
+        );
+    if e.code == Some(702) {
+        f = f.with_remedy(
+            "The display watchdog killed a long kernel: compute on a GPU that drives no display, or split the work into shorter kernels",
+            None,
+            None,
+        );
+    }
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}

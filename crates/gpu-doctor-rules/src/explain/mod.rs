@@ -1,0 +1,343 @@
+//! The rules over what a job printed and what the kernel logged: facts from
+//! `gpu-doctor-scan` in, findings out, the root cause first.
+//!
+//! Each rule lives in its own file with its documentation (`DOC`) and a pure `check`
+//! function. [`diagnose`] runs them all, then orders the findings: the finding whose cause
+//! explains the others comes first (a missing driver explains every CUDA error; a device-side
+//! assert explains the cuBLAS failure that followed it), and findings that are knock-on
+//! effects of the first are demoted to `info` and say so.
+
+mod gd200_xid_hardware;
+mod gd201_xid_application;
+mod gd202_gpu_lost;
+mod gd203_ecc_uncorrectable;
+mod gd204_pcie_aer;
+mod gd205_thermal_power;
+mod gd206_ecc_corrected;
+mod gd500_oom_capacity;
+mod gd501_oom_fragmentation;
+mod gd502_oom_other_process;
+mod gd503_oom_leak;
+mod gd504_oom_request_exceeds_gpu;
+mod gd505_oom_warning_only;
+mod gd510_illegal_access;
+mod gd511_device_assert;
+mod gd520_cublas_error;
+mod gd522_cudnn_error;
+mod gd530_nccl_error;
+mod gd531_nccl_timeout;
+mod gd540_driver_too_old;
+mod gd541_torch_cpu_build;
+mod gd542_arch_unsupported;
+mod gd543_lib_missing;
+mod gd544_nvml_mismatch;
+mod gd545_no_driver;
+mod gd546_visible_devices;
+mod gd547_cuda_error;
+mod gd570_memory_growth;
+mod gd571_sanitizer_report;
+pub mod oom;
+pub mod xid;
+
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Evidence, Finding, Sample, Severity};
+use gpu_doctor_scan::units::format_bytes;
+use gpu_doctor_scan::{LogFacts, Observation};
+
+/// The documentation of every rule in this module, for the registry.
+pub static RULES: &[&RuleDoc] = &[
+    &gd200_xid_hardware::DOC,
+    &gd201_xid_application::DOC,
+    &gd202_gpu_lost::DOC,
+    &gd203_ecc_uncorrectable::DOC,
+    &gd204_pcie_aer::DOC,
+    &gd205_thermal_power::DOC,
+    &gd206_ecc_corrected::DOC,
+    &gd500_oom_capacity::DOC,
+    &gd501_oom_fragmentation::DOC,
+    &gd502_oom_other_process::DOC,
+    &gd503_oom_leak::DOC,
+    &gd504_oom_request_exceeds_gpu::DOC,
+    &gd505_oom_warning_only::DOC,
+    &gd510_illegal_access::DOC,
+    &gd511_device_assert::DOC,
+    &gd520_cublas_error::DOC,
+    &gd522_cudnn_error::DOC,
+    &gd530_nccl_error::DOC,
+    &gd531_nccl_timeout::DOC,
+    &gd540_driver_too_old::DOC,
+    &gd541_torch_cpu_build::DOC,
+    &gd542_arch_unsupported::DOC,
+    &gd543_lib_missing::DOC,
+    &gd544_nvml_mismatch::DOC,
+    &gd545_no_driver::DOC,
+    &gd546_visible_devices::DOC,
+    &gd547_cuda_error::DOC,
+    &gd570_memory_growth::DOC,
+    &gd571_sanitizer_report::DOC,
+];
+
+/// What every rule gets: the scanned facts, what the GPUs show now (with `--live`), and
+/// the analysis of the out-of-memory messages, done once.
+pub struct Input<'a> {
+    pub facts: &'a LogFacts,
+    pub live: Option<&'a Sample>,
+    pub oom: Option<oom::OomAnalysis>,
+}
+
+/// A finding and where its evidence first appeared, for ordering.
+pub(crate) struct Hit {
+    pub finding: Finding,
+    /// The scanner's sequence number of the first observation the finding rests on.
+    pub seq: u64,
+}
+
+type Rule = fn(&Input<'_>) -> Vec<Hit>;
+
+const CHECKS: &[Rule] = &[
+    gd200_xid_hardware::check,
+    gd201_xid_application::check,
+    gd202_gpu_lost::check,
+    gd203_ecc_uncorrectable::check,
+    gd204_pcie_aer::check,
+    gd205_thermal_power::check,
+    gd206_ecc_corrected::check,
+    gd500_oom_capacity::check,
+    gd501_oom_fragmentation::check,
+    gd502_oom_other_process::check,
+    gd503_oom_leak::check,
+    gd504_oom_request_exceeds_gpu::check,
+    gd505_oom_warning_only::check,
+    gd510_illegal_access::check,
+    gd511_device_assert::check,
+    gd520_cublas_error::check,
+    gd522_cudnn_error::check,
+    gd530_nccl_error::check,
+    gd531_nccl_timeout::check,
+    gd540_driver_too_old::check,
+    gd541_torch_cpu_build::check,
+    gd542_arch_unsupported::check,
+    gd543_lib_missing::check,
+    gd544_nvml_mismatch::check,
+    gd545_no_driver::check,
+    gd546_visible_devices::check,
+    gd547_cuda_error::check,
+    gd570_memory_growth::check,
+    gd571_sanitizer_report::check,
+];
+
+/// Runs every rule over the facts (and the live sample, when given) and returns the
+/// findings with the primary root cause first. Findings that are knock-on effects of the
+/// primary one follow it, demoted to `info`.
+pub fn diagnose(facts: &LogFacts, live: Option<&Sample>) -> Vec<Finding> {
+    let input = Input {
+        facts,
+        live,
+        oom: oom::analyse(facts, live),
+    };
+    let mut hits: Vec<Hit> = CHECKS.iter().flat_map(|check| check(&input)).collect();
+    order(&mut hits);
+    hits.into_iter().map(|h| h.finding).collect()
+}
+
+/// Scans `bytes` (one input, named `input`) and diagnoses it, without live GPU facts.
+pub fn explain_text(bytes: &[u8]) -> Vec<Finding> {
+    let facts = gpu_doctor_scan::scan_bytes("input", bytes);
+    diagnose(&facts, None)
+}
+
+/// Whether a cause leaves the process unable to go on: the CUDA context is corrupted
+/// (device assert, illegal access: CUDA errors 700, 710, 714–719), the GPU itself failed, or
+/// NCCL's communicator is broken. Such a job must be restarted as a new process; retrying in
+/// the same process only repeats the error. Out-of-memory and environment causes are not
+/// sticky (an OOM can be caught and retried in-process; an environment problem needs a fix,
+/// not a restart).
+pub fn is_sticky(cause: Cause) -> bool {
+    matches!(
+        cause,
+        Cause::DeviceAssert | Cause::IllegalAccess | Cause::HwXid | Cause::NcclError
+    )
+}
+
+/// Whether the finding's cause is sticky (see [`is_sticky`]).
+pub fn finding_is_sticky(finding: &Finding) -> bool {
+    is_sticky(finding.cause)
+}
+
+/// How strongly a cause explains the others: higher first.
+fn root_rank(f: &Finding) -> u8 {
+    match f.cause {
+        Cause::HwXid if f.severity == Severity::Error => 95,
+        Cause::EnvLibMissing => 65,
+        c if c.is_environment() => 90,
+        Cause::DeviceAssert => 80,
+        c if c.is_oom() && f.severity >= Severity::Warn => 70,
+        Cause::IllegalAccess => 60,
+        Cause::HwThermalPower | Cause::HwXid => 50,
+        Cause::CudnnError | Cause::CublasError => 40,
+        Cause::NcclError => 30,
+        c if c.is_oom() => 20,
+        _ => 10,
+    }
+}
+
+/// Whether a finding with cause `later` is most likely a consequence of `root`.
+fn knock_on(later: Cause, root: Cause) -> bool {
+    if later == root {
+        return false;
+    }
+    match root {
+        // A corrupted context makes every later CUDA call fail.
+        Cause::DeviceAssert | Cause::IllegalAccess | Cause::HwXid => !later.is_environment(),
+        // A broken installation explains any CUDA failure after it.
+        c if c.is_environment() => !later.is_environment() || later == Cause::EnvLibMissing,
+        // After an OOM, library calls that could not get memory and peers waiting in
+        // collectives fail too.
+        c if c.is_oom() => matches!(
+            later,
+            Cause::CublasError | Cause::CudnnError | Cause::NcclError | Cause::Other
+        ),
+        // A rank that died leaves the others timing out.
+        _ => later == Cause::NcclError || later == Cause::Other,
+    }
+}
+
+fn order(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        root_rank(&b.finding)
+            .cmp(&root_rank(&a.finding))
+            .then(a.seq.cmp(&b.seq))
+    });
+    let Some((first, rest)) = hits.split_first_mut() else {
+        return;
+    };
+    let root = first.finding.cause;
+    for hit in rest {
+        if hit.finding.severity > Severity::Info && knock_on(hit.finding.cause, root) {
+            hit.finding.severity = Severity::Info;
+            hit.finding.confidence = (hit.finding.confidence * 0.5).max(0.05);
+            hit.finding.message = format!(
+                "Likely a knock-on of the {} above: {}",
+                root.as_str(),
+                hit.finding.message
+            );
+        }
+    }
+}
+
+/// Evidence from one observation.
+pub(crate) fn evidence(obs: &Observation) -> Evidence {
+    Evidence {
+        source: obs.source.clone(),
+        line: Some(obs.line),
+        text: obs.text.clone(),
+        values: std::collections::BTreeMap::new(),
+    }
+}
+
+/// Evidence from one observation with named numbers attached.
+pub(crate) fn evidence_with(obs: &Observation, values: &[(&str, Option<u64>)]) -> Evidence {
+    let mut e = evidence(obs);
+    for (name, value) in values {
+        if let Some(v) = value {
+            e.values.insert((*name).to_owned(), *v as f64);
+        }
+    }
+    e
+}
+
+/// Evidence for a finding that rests on many similar lines: the first, and the last when it
+/// differs, plus a count.
+pub(crate) fn first_and_last(observations: &[&Observation]) -> Vec<Evidence> {
+    let mut out = Vec::new();
+    if let Some(first) = observations.first() {
+        out.push(evidence(first));
+    }
+    if observations.len() > 1
+        && let Some(last) = observations.last()
+        && last.text != observations[0].text
+    {
+        out.push(evidence(last));
+    }
+    out
+}
+
+/// `12.00 GiB`.
+pub(crate) fn size(bytes: u64) -> String {
+    format_bytes(bytes)
+}
+
+/// The ranks an error appeared on, as a phrase: ` on rank 3` / ` on ranks 0, 3`.
+pub(crate) fn ranks_phrase(observations: &[&Observation]) -> String {
+    let mut ranks: Vec<u32> = observations.iter().filter_map(|o| o.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    match ranks.len() {
+        0 => String::new(),
+        1 => format!(" on rank {}", ranks[0]),
+        _ => format!(
+            " on ranks {}",
+            ranks
+                .iter()
+                .take(8)
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The environment observations of one kind.
+pub(crate) fn env_observations<'a>(
+    input: &'a Input<'_>,
+    kind: gpu_doctor_scan::EnvKind,
+) -> Vec<&'a Observation> {
+    input
+        .facts
+        .observations
+        .iter()
+        .filter(|o| matches!(&o.kind, gpu_doctor_scan::ObsKind::Env { env, .. } if *env == kind))
+        .collect()
+}
+
+/// The first detail an environment observation carries (a version, `sm_80`, a library).
+pub(crate) fn env_detail(observations: &[&Observation]) -> Option<String> {
+    observations.iter().find_map(|o| match &o.kind {
+        gpu_doctor_scan::ObsKind::Env { detail, .. } => detail.clone(),
+        _ => None,
+    })
+}
+
+/// The Xid observations whose catalog class passes `keep` (unknown Xids have no class).
+pub(crate) fn xid_observations<'a>(
+    input: &'a Input<'_>,
+    keep: impl Fn(Option<xid::XidClass>, u32) -> bool,
+) -> Vec<(&'a Observation, u32)> {
+    input
+        .facts
+        .observations
+        .iter()
+        .filter_map(|o| match &o.kind {
+            gpu_doctor_scan::ObsKind::Xid { xid: n, .. } => {
+                keep(xid::lookup(*n).map(|e| e.class), *n).then_some((o, *n))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// "Xid 79 (GPU has fallen off the bus) at PCI 0000:05:00".
+pub(crate) fn xid_phrase(obs: &Observation, n: u32) -> String {
+    let what = xid::lookup(n).map_or_else(
+        || "not in the catalog".to_owned(),
+        |e| e.description.clone(),
+    );
+    let at = match &obs.kind {
+        gpu_doctor_scan::ObsKind::Xid { pci: Some(p), .. } => format!(" at PCI {p}"),
+        _ => String::new(),
+    };
+    format!("Xid {n} ({what}){at}")
+}

@@ -1,0 +1,118 @@
+//! Unit tests of the ordering and of each rule on small, real-shaped inputs.
+
+use super::*;
+
+fn codes(text: &str) -> Vec<(String, Cause, Severity)> {
+    explain_text(text.as_bytes())
+        .into_iter()
+        .map(|f| (f.code.0, f.cause, f.severity))
+        .collect()
+}
+
+#[test]
+fn nothing_in_nothing_out() {
+    assert!(explain_text(b"epoch 1 loss 0.3\nepoch 2 loss 0.2\n").is_empty());
+}
+
+#[test]
+fn device_assert_is_root_and_cublas_is_knock_on() {
+    let text = "/pytorch/aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.\n\
+RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`\n";
+    let got = codes(text);
+    assert_eq!(got[0].0, "GD511");
+    assert_eq!(got[0].1, Cause::DeviceAssert);
+    assert_eq!(got[1].0, "GD520");
+    assert_eq!(got[1].2, Severity::Info, "the cuBLAS error is demoted");
+}
+
+#[test]
+fn fragmentation_from_numbers_not_hint() {
+    // The hint about expandable segments is printed in both; only the numbers differ.
+    let frag = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 10.29 GiB is free. Including non-PyTorch memory, this process has 129.51 GiB memory in use. Of the allocated memory 75.59 GiB is allocated by PyTorch, and 53.41 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n";
+    let cap = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 72.16 GiB is free. Including non-PyTorch memory, this process has 67.64 GiB memory in use. Of the allocated memory 64.67 GiB is allocated by PyTorch, and 2.46 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n";
+    assert_eq!(codes(frag)[0].1, Cause::OomFragmentation);
+    assert_eq!(codes(cap)[0].1, Cause::OomCapacity);
+}
+
+#[test]
+fn other_process_from_arithmetic() {
+    let text = "RuntimeError: CUDA out of memory. Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)\n";
+    assert_eq!(codes(text)[0].1, Cause::OomOtherProcess);
+}
+
+#[test]
+fn leak_from_growth_before_oom() {
+    let mut text = String::new();
+    for step in 0..8u64 {
+        text.push_str(&format!(
+            "step {step} mem: {:.2} GB\n",
+            2.0 + step as f64 * 1.5
+        ));
+    }
+    text.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.90 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 14.80 GiB memory in use. Of the allocated memory 14.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n");
+    let got = codes(&text);
+    assert_eq!(got[0].0, "GD503");
+    assert_eq!(got[0].1, Cause::OomLeak);
+}
+
+#[test]
+fn warm_up_is_not_a_leak() {
+    let mut text = String::new();
+    for (step, gb) in [
+        (0, 1.0),
+        (1, 6.0),
+        (2, 6.1),
+        (3, 6.1),
+        (4, 6.1),
+        (5, 6.1),
+        (6, 6.1),
+    ] {
+        text.push_str(&format!("step {step} mem: {gb:.2} GB\n"));
+    }
+    assert!(codes(&text).is_empty(), "{:?}", codes(&text));
+}
+
+#[test]
+fn request_larger_than_gpu() {
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 19.29 GiB is free. Including non-PyTorch memory, this process has 120.51 GiB memory in use. Of the allocated memory 120.00 GiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
+    assert_eq!(codes(text)[0].0, "GD504");
+}
+
+#[test]
+fn environment_beats_the_errors_it_causes() {
+    let text = "RuntimeError: CUDA error: no kernel image is available for execution on the device\nRuntimeError: CUDA error: unknown error\n";
+    let got = codes(text);
+    assert_eq!(got[0].1, Cause::EnvArchUnsupported);
+    assert!(got[1..].iter().all(|g| g.2 == Severity::Info));
+}
+
+#[test]
+fn tf_warning_alone_is_info() {
+    let text = "W tensorflow/core/common_runtime/bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.25GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.\n";
+    let got = codes(text);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "GD505");
+    assert_eq!(got[0].2, Severity::Info);
+}
+
+#[test]
+fn xid_catalog_classifies() {
+    let got = codes(
+        "[  12.3] NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n",
+    );
+    assert_eq!(got[0].0, "GD202");
+    let got = codes("kernel: NVRM: Xid (PCI:0000:3b:00): 31, pid=1, name=python, Ch 00000008\n");
+    assert_eq!(got[0].1, Cause::IllegalAccess);
+    let got = codes(
+        "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU4 GSP!\n",
+    );
+    assert_eq!(got[0].0, "GD200");
+}
+
+#[test]
+fn sticky_causes() {
+    assert!(is_sticky(Cause::DeviceAssert));
+    assert!(is_sticky(Cause::IllegalAccess));
+    assert!(!is_sticky(Cause::OomCapacity));
+    assert!(!is_sticky(Cause::EnvDriverTooOld));
+}
