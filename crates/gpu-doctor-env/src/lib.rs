@@ -8,6 +8,7 @@
 //! `GpuSource` the caller opened and are passed in as [`GpuFacts`].
 
 mod cuda;
+mod diff;
 mod driver;
 mod facts;
 mod host;
@@ -18,6 +19,7 @@ mod system;
 mod variables;
 
 pub use cuda::{CudaProbe, FAMILIES, major_of, parse_nvcc_version, toolkits};
+pub use diff::{Difference, diff};
 pub use driver::{DriverProbe, may_read_write, parse_kernel_module};
 pub use facts::{
     CudaFacts, DeviceNode, DriverFacts, EnvFacts, Framework, FrameworkDevice, GpuFacts,
