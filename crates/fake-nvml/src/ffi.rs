@@ -388,7 +388,10 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByIndex(index: c_uint, device: *mut 
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(uuid: *const c_char, device: *mut Handle) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(
+    uuid: *const c_char,
+    device: *mut Handle,
+) -> Ret {
     if uuid.is_null() {
         return ERROR_INVALID_ARGUMENT;
     }
@@ -416,50 +419,86 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(uuid: *const c_char, device: 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetIndex(device: Handle, index: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetIndex", Mig::No, false, |_, t, _| unsafe {
-        put(index, t.gpu as c_uint)
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetIndex",
+        Mig::No,
+        false,
+        |_, t, _| unsafe { put(index, t.gpu as c_uint) },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetName(device: Handle, name: *mut c_char, length: c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetName", Mig::Allowed, false, |d, t, _| {
-        let g = gpu(d, t);
-        let text = match (t.mig, &g.mig) {
-            (Some(m), Some(mig)) => mig.instances[m]
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{} MIG", g.name)),
-            _ => g.name.clone(),
-        };
-        unsafe { put_str(name, length, &text) }
-    })
+pub unsafe extern "C" fn nvmlDeviceGetName(
+    device: Handle,
+    name: *mut c_char,
+    length: c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetName",
+        Mig::Allowed,
+        false,
+        |d, t, _| {
+            let g = gpu(d, t);
+            let text = match (t.mig, &g.mig) {
+                (Some(m), Some(mig)) => mig.instances[m]
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{} MIG", g.name)),
+                _ => g.name.clone(),
+            };
+            unsafe { put_str(name, length, &text) }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetUUID(device: Handle, uuid: *mut c_char, length: c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetUUID", Mig::Allowed, false, |d, t, _| {
-        let g = gpu(d, t);
-        let text = match (t.mig, &g.mig) {
-            (Some(m), Some(mig)) => mig.instances[m].uuid.as_str(),
-            _ => g.uuid.as_str(),
-        };
-        unsafe { put_str(uuid, length, text) }
-    })
+pub unsafe extern "C" fn nvmlDeviceGetUUID(
+    device: Handle,
+    uuid: *mut c_char,
+    length: c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetUUID",
+        Mig::Allowed,
+        false,
+        |d, t, _| {
+            let g = gpu(d, t);
+            let text = match (t.mig, &g.mig) {
+                (Some(m), Some(mig)) => mig.instances[m].uuid.as_str(),
+                _ => g.uuid.as_str(),
+            };
+            unsafe { put_str(uuid, length, text) }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetSerial(device: Handle, serial: *mut c_char, length: c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetSerial", Mig::No, false, |d, t, _| unsafe {
-        put_str(serial, length, &gpu(d, t).serial)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetSerial(
+    device: Handle,
+    serial: *mut c_char,
+    length: c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetSerial",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put_str(serial, length, &gpu(d, t).serial) },
+    )
 }
 
 /// Splits `DDDDDDDD:BB:DD.F` into domain, bus and device; zeros when it does not parse.
 fn parse_bus_id(id: &str) -> (c_uint, c_uint, c_uint) {
     let mut parts = id.split(':');
-    let domain = parts.next().and_then(|p| c_uint::from_str_radix(p, 16).ok());
-    let bus = parts.next().and_then(|p| c_uint::from_str_radix(p, 16).ok());
+    let domain = parts
+        .next()
+        .and_then(|p| c_uint::from_str_radix(p, 16).ok());
+    let bus = parts
+        .next()
+        .and_then(|p| c_uint::from_str_radix(p, 16).ok());
     let device = parts
         .next()
         .and_then(|p| p.split('.').next())
@@ -469,22 +508,28 @@ fn parse_bus_id(id: &str) -> (c_uint, c_uint, c_uint) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetPciInfo_v3(device: Handle, pci: *mut PciInfo) -> Ret {
-    device_call(device, "nvmlDeviceGetPciInfo_v3", Mig::No, false, |d, t, _| {
-        let id = &gpu(d, t).pci_bus_id;
-        let (domain, bus, dev) = parse_bus_id(id);
-        let legacy = format!("{:04x}:{bus:02x}:{dev:02x}.0", domain & 0xffff);
-        let info = PciInfo {
-            bus_id_legacy: fixed(&legacy),
-            domain,
-            bus,
-            device: dev,
-            // H200 SXM, as `nvidia-smi -q` shows it.
-            pci_device_id: 0x2335_10DE,
-            pci_sub_system_id: 0x18BF_10DE,
-            bus_id: fixed(id),
-        };
-        unsafe { put(pci, info) }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetPciInfo_v3",
+        Mig::No,
+        false,
+        |d, t, _| {
+            let id = &gpu(d, t).pci_bus_id;
+            let (domain, bus, dev) = parse_bus_id(id);
+            let legacy = format!("{:04x}:{bus:02x}:{dev:02x}.0", domain & 0xffff);
+            let info = PciInfo {
+                bus_id_legacy: fixed(&legacy),
+                domain,
+                bus,
+                device: dev,
+                // H200 SXM, as `nvidia-smi -q` shows it.
+                pci_device_id: 0x2335_10DE,
+                pci_sub_system_id: 0x18BF_10DE,
+                bus_id: fixed(id),
+            };
+            unsafe { put(pci, info) }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -493,16 +538,22 @@ pub unsafe extern "C" fn nvmlDeviceGetCudaComputeCapability(
     major: *mut c_int,
     minor: *mut c_int,
 ) -> Ret {
-    device_call(device, "nvmlDeviceGetCudaComputeCapability", Mig::No, false, |d, t, _| {
-        let [ma, mi] = gpu(d, t).compute_capability;
-        if major.is_null() || minor.is_null() {
-            return Err(ERROR_INVALID_ARGUMENT);
-        }
-        unsafe {
-            put(major, ma)?;
-            put(minor, mi)
-        }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetCudaComputeCapability",
+        Mig::No,
+        false,
+        |d, t, _| {
+            let [ma, mi] = gpu(d, t).compute_capability;
+            if major.is_null() || minor.is_null() {
+                return Err(ERROR_INVALID_ARGUMENT);
+            }
+            unsafe {
+                put(major, ma)?;
+                put(minor, mi)
+            }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -511,36 +562,60 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperatureThreshold(
     kind: c_uint,
     temp: *mut c_uint,
 ) -> Ret {
-    device_call(device, "nvmlDeviceGetTemperatureThreshold", Mig::No, false, |d, t, _| {
-        let g = gpu(d, t);
-        let value = match kind {
-            0 => g.temperature_shutdown_celsius,
-            1 => g.temperature_slowdown_celsius,
-            _ => return Err(ERROR_NOT_SUPPORTED),
-        };
-        unsafe { put(temp, value) }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetTemperatureThreshold",
+        Mig::No,
+        false,
+        |d, t, _| {
+            let g = gpu(d, t);
+            let value = match kind {
+                0 => g.temperature_shutdown_celsius,
+                1 => g.temperature_slowdown_celsius,
+                _ => return Err(ERROR_NOT_SUPPORTED),
+            };
+            unsafe { put(temp, value) }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkGeneration(device: Handle, gen_: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetMaxPcieLinkGeneration", Mig::No, false, |d, t, _| unsafe {
-        put(gen_, gpu(d, t).pcie_max.generation)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkGeneration(
+    device: Handle,
+    gen_: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetMaxPcieLinkGeneration",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put(gen_, gpu(d, t).pcie_max.generation) },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkWidth(device: Handle, width: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetMaxPcieLinkWidth", Mig::No, false, |d, t, _| unsafe {
-        put(width, gpu(d, t).pcie_max.width)
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetMaxPcieLinkWidth",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put(width, gpu(d, t).pcie_max.width) },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(device: Handle, types: *mut c_ulonglong) -> Ret {
-    device_call(device, "nvmlDeviceGetSupportedEventTypes", Mig::No, false, |_, _, _| unsafe {
-        put(types, SUPPORTED_EVENTS)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(
+    device: Handle,
+    types: *mut c_ulonglong,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetSupportedEventTypes",
+        Mig::No,
+        false,
+        |_, _, _| unsafe { put(types, SUPPORTED_EVENTS) },
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -553,30 +628,44 @@ fn memory(driver: &Driver, t: Target, tick: u64) -> (u64, u64, u64, u64) {
     if let (Some(m), Some(mig)) = (t.mig, &g.mig) {
         let inst = &mig.instances[m];
         let used = inst.memory_used_bytes.min(inst.memory_total_bytes);
-        return (inst.memory_total_bytes, 0, used, inst.memory_total_bytes - used);
+        return (
+            inst.memory_total_bytes,
+            0,
+            used,
+            inst.memory_total_bytes - used,
+        );
     }
     let total = g.memory_total_bytes;
     let reserved = g.memory_reserved_bytes.min(total);
-    let used = driver.scenario.memory_used(t.gpu, tick).min(total - reserved);
+    let used = driver
+        .scenario
+        .memory_used(t.gpu, tick)
+        .min(total - reserved);
     (total, reserved, used, total - reserved - used)
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(device: Handle, out: *mut Memory) -> Ret {
-    device_call(device, "nvmlDeviceGetMemoryInfo", Mig::Allowed, true, |d, t, tick| {
-        let (total, reserved, used, free) = memory(d, t, tick);
-        // v1 has no `reserved`: it counts the driver's share as used.
-        unsafe {
-            put(
-                out,
-                Memory {
-                    total,
-                    free,
-                    used: used + reserved,
-                },
-            )
-        }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetMemoryInfo",
+        Mig::Allowed,
+        true,
+        |d, t, tick| {
+            let (total, reserved, used, free) = memory(d, t, tick);
+            // v1 has no `reserved`: it counts the driver's share as used.
+            unsafe {
+                put(
+                    out,
+                    Memory {
+                        total,
+                        free,
+                        used: used + reserved,
+                    },
+                )
+            }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -589,82 +678,135 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(device: Handle, out: *mut Me
     if version >> 24 != 2 {
         return 25; // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
     }
-    device_call(device, "nvmlDeviceGetMemoryInfo_v2", Mig::Allowed, true, |d, t, tick| {
-        let (total, reserved, used, free) = memory(d, t, tick);
-        unsafe {
-            put(
-                out,
-                MemoryV2 {
-                    version,
-                    total,
-                    reserved,
-                    free,
-                    used,
-                },
-            )
-        }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetMemoryInfo_v2",
+        Mig::Allowed,
+        true,
+        |d, t, tick| {
+            let (total, reserved, used, free) = memory(d, t, tick);
+            unsafe {
+                put(
+                    out,
+                    MemoryV2 {
+                        version,
+                        total,
+                        reserved,
+                        free,
+                        used,
+                    },
+                )
+            }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: Handle, out: *mut Utilization) -> Ret {
-    device_call(device, "nvmlDeviceGetUtilizationRates", Mig::No, false, |d, t, tick| {
-        let r = gpu(d, t).readings_at(tick);
-        unsafe {
-            put(
-                out,
-                Utilization {
-                    gpu: r.utilization_gpu_percent,
-                    memory: r.utilization_memory_percent,
-                },
-            )
-        }
-    })
+pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(
+    device: Handle,
+    out: *mut Utilization,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetUtilizationRates",
+        Mig::No,
+        false,
+        |d, t, tick| {
+            let r = gpu(d, t).readings_at(tick);
+            unsafe {
+                put(
+                    out,
+                    Utilization {
+                        gpu: r.utilization_gpu_percent,
+                        memory: r.utilization_memory_percent,
+                    },
+                )
+            }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetTemperature(device: Handle, sensor: c_uint, temp: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetTemperature", Mig::No, false, |d, t, tick| {
-        if sensor != 0 {
-            return Err(ERROR_INVALID_ARGUMENT);
-        }
-        unsafe { put(temp, gpu(d, t).readings_at(tick).temperature_celsius) }
-    })
+pub unsafe extern "C" fn nvmlDeviceGetTemperature(
+    device: Handle,
+    sensor: c_uint,
+    temp: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetTemperature",
+        Mig::No,
+        false,
+        |d, t, tick| {
+            if sensor != 0 {
+                return Err(ERROR_INVALID_ARGUMENT);
+            }
+            unsafe { put(temp, gpu(d, t).readings_at(tick).temperature_celsius) }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetPowerUsage(device: Handle, power: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetPowerUsage", Mig::No, false, |d, t, tick| unsafe {
-        put(power, gpu(d, t).readings_at(tick).power_draw_milliwatts)
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetPowerUsage",
+        Mig::No,
+        false,
+        |d, t, tick| unsafe { put(power, gpu(d, t).readings_at(tick).power_draw_milliwatts) },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetEnforcedPowerLimit(device: Handle, limit: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetEnforcedPowerLimit", Mig::No, false, |d, t, _| unsafe {
-        put(limit, gpu(d, t).power_limit_milliwatts)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetEnforcedPowerLimit(
+    device: Handle,
+    limit: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetEnforcedPowerLimit",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put(limit, gpu(d, t).power_limit_milliwatts) },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimit(device: Handle, limit: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetPowerManagementLimit", Mig::No, false, |d, t, _| unsafe {
-        put(limit, gpu(d, t).power_limit_milliwatts)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimit(
+    device: Handle,
+    limit: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetPowerManagementLimit",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put(limit, gpu(d, t).power_limit_milliwatts) },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetClockInfo(device: Handle, kind: c_uint, clock: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetClockInfo", Mig::No, false, |d, t, tick| {
-        let r = gpu(d, t).readings_at(tick);
-        let mhz = match kind {
-            0 | 1 => r.clock_sm_mhz,
-            2 => r.clock_memory_mhz,
-            3 => 1545,
-            _ => return Err(ERROR_INVALID_ARGUMENT),
-        };
-        unsafe { put(clock, mhz) }
-    })
+pub unsafe extern "C" fn nvmlDeviceGetClockInfo(
+    device: Handle,
+    kind: c_uint,
+    clock: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetClockInfo",
+        Mig::No,
+        false,
+        |d, t, tick| {
+            let r = gpu(d, t).readings_at(tick);
+            let mhz = match kind {
+                0 | 1 => r.clock_sm_mhz,
+                2 => r.clock_memory_mhz,
+                3 => 1545,
+                _ => return Err(ERROR_INVALID_ARGUMENT),
+            };
+            unsafe { put(clock, mhz) }
+        },
+    )
 }
 
 fn throttle(device: Handle, function: &str, reasons: *mut c_ulonglong) -> Ret {
@@ -690,7 +832,11 @@ pub unsafe extern "C" fn nvmlDeviceGetCurrentClocksEventReasons(
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetEccMode(device: Handle, current: *mut c_uint, pending: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetEccMode(
+    device: Handle,
+    current: *mut c_uint,
+    pending: *mut c_uint,
+) -> Ret {
     device_call(device, "nvmlDeviceGetEccMode", Mig::No, false, |d, t, _| {
         let on = c_uint::from(gpu(d, t).ecc_enabled);
         if current.is_null() || pending.is_null() {
@@ -710,21 +856,27 @@ pub unsafe extern "C" fn nvmlDeviceGetTotalEccErrors(
     counter_type: c_uint,
     count: *mut c_ulonglong,
 ) -> Ret {
-    device_call(device, "nvmlDeviceGetTotalEccErrors", Mig::No, false, |d, t, tick| {
-        let g = gpu(d, t);
-        if !g.ecc_enabled {
-            return Err(ERROR_NOT_SUPPORTED);
-        }
-        let e = g.readings_at(tick).ecc;
-        let value = match (error_type, counter_type) {
-            (0, 0) => e.volatile_corrected,
-            (1, 0) => e.volatile_uncorrected,
-            (0, 1) => e.aggregate_corrected,
-            (1, 1) => e.aggregate_uncorrected,
-            _ => return Err(ERROR_INVALID_ARGUMENT),
-        };
-        unsafe { put(count, value) }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetTotalEccErrors",
+        Mig::No,
+        false,
+        |d, t, tick| {
+            let g = gpu(d, t);
+            if !g.ecc_enabled {
+                return Err(ERROR_NOT_SUPPORTED);
+            }
+            let e = g.readings_at(tick).ecc;
+            let value = match (error_type, counter_type) {
+                (0, 0) => e.volatile_corrected,
+                (1, 0) => e.volatile_uncorrected,
+                (0, 1) => e.aggregate_corrected,
+                (1, 1) => e.aggregate_uncorrected,
+                _ => return Err(ERROR_INVALID_ARGUMENT),
+            };
+            unsafe { put(count, value) }
+        },
+    )
 }
 
 fn retired_count(g: &Gpu, tick: u64, cause: c_uint) -> Result<c_uint, Ret> {
@@ -743,7 +895,16 @@ pub unsafe extern "C" fn nvmlDeviceGetRetiredPages(
     count: *mut c_uint,
     addresses: *mut c_ulonglong,
 ) -> Ret {
-    unsafe { retired(device, "nvmlDeviceGetRetiredPages", cause, count, addresses, std::ptr::null_mut()) }
+    unsafe {
+        retired(
+            device,
+            "nvmlDeviceGetRetiredPages",
+            cause,
+            count,
+            addresses,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -754,7 +915,16 @@ pub unsafe extern "C" fn nvmlDeviceGetRetiredPages_v2(
     addresses: *mut c_ulonglong,
     timestamps: *mut c_ulonglong,
 ) -> Ret {
-    unsafe { retired(device, "nvmlDeviceGetRetiredPages_v2", cause, count, addresses, timestamps) }
+    unsafe {
+        retired(
+            device,
+            "nvmlDeviceGetRetiredPages_v2",
+            cause,
+            count,
+            addresses,
+            timestamps,
+        )
+    }
 }
 
 unsafe fn retired(
@@ -774,7 +944,11 @@ unsafe fn retired(
         let room = unsafe { *count };
         unsafe { put(count, n)? };
         if room < n || addresses.is_null() {
-            return if n == 0 { Ok(()) } else { Err(ERROR_INSUFFICIENT_SIZE) };
+            return if n == 0 {
+                Ok(())
+            } else {
+                Err(ERROR_INSUFFICIENT_SIZE)
+            };
         }
         for i in 0..n as usize {
             // SAFETY: the caller said the arrays hold `room` >= `n` entries.
@@ -790,10 +964,22 @@ unsafe fn retired(
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(device: Handle, pending: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetRetiredPagesPendingStatus", Mig::No, false, |d, t, tick| unsafe {
-        put(pending, c_uint::from(gpu(d, t).readings_at(tick).retired_pages.pending))
-    })
+pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(
+    device: Handle,
+    pending: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetRetiredPagesPendingStatus",
+        Mig::No,
+        false,
+        |d, t, tick| unsafe {
+            put(
+                pending,
+                c_uint::from(gpu(d, t).readings_at(tick).retired_pages.pending),
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -804,46 +990,71 @@ pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
     pending: *mut c_uint,
     failure: *mut c_uint,
 ) -> Ret {
-    device_call(device, "nvmlDeviceGetRemappedRows", Mig::No, false, |d, t, tick| {
-        if corr.is_null() || unc.is_null() || pending.is_null() || failure.is_null() {
-            return Err(ERROR_INVALID_ARGUMENT);
-        }
-        let r = gpu(d, t).readings_at(tick).remapped_rows;
-        unsafe {
-            put(corr, r.correctable)?;
-            put(unc, r.uncorrectable)?;
-            put(pending, c_uint::from(r.pending))?;
-            put(failure, c_uint::from(r.failure))
-        }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetRemappedRows",
+        Mig::No,
+        false,
+        |d, t, tick| {
+            if corr.is_null() || unc.is_null() || pending.is_null() || failure.is_null() {
+                return Err(ERROR_INVALID_ARGUMENT);
+            }
+            let r = gpu(d, t).readings_at(tick).remapped_rows;
+            unsafe {
+                put(corr, r.correctable)?;
+                put(unc, r.uncorrectable)?;
+                put(pending, c_uint::from(r.pending))?;
+                put(failure, c_uint::from(r.failure))
+            }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkGeneration(device: Handle, gen_: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetCurrPcieLinkGeneration", Mig::No, false, |d, t, tick| unsafe {
-        put(gen_, gpu(d, t).readings_at(tick).pcie_link.generation)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkGeneration(
+    device: Handle,
+    gen_: *mut c_uint,
+) -> Ret {
+    device_call(
+        device,
+        "nvmlDeviceGetCurrPcieLinkGeneration",
+        Mig::No,
+        false,
+        |d, t, tick| unsafe { put(gen_, gpu(d, t).readings_at(tick).pcie_link.generation) },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkWidth(device: Handle, width: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetCurrPcieLinkWidth", Mig::No, false, |d, t, tick| unsafe {
-        put(width, gpu(d, t).readings_at(tick).pcie_link.width)
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetCurrPcieLinkWidth",
+        Mig::No,
+        false,
+        |d, t, tick| unsafe { put(width, gpu(d, t).readings_at(tick).pcie_link.width) },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetPersistenceMode(device: Handle, mode: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetPersistenceMode", Mig::No, false, |d, t, _| unsafe {
-        put(mode, c_uint::from(gpu(d, t).persistence_mode))
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetPersistenceMode",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put(mode, c_uint::from(gpu(d, t).persistence_mode)) },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetComputeMode(device: Handle, mode: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetComputeMode", Mig::No, false, |d, t, _| unsafe {
-        put(mode, gpu(d, t).compute_mode.code())
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetComputeMode",
+        Mig::No,
+        false,
+        |d, t, _| unsafe { put(mode, gpu(d, t).compute_mode.code()) },
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -899,7 +1110,15 @@ pub unsafe extern "C" fn nvmlDeviceGetComputeRunningProcesses_v3(
     count: *mut c_uint,
     infos: *mut ProcessInfo,
 ) -> Ret {
-    unsafe { processes(device, "nvmlDeviceGetComputeRunningProcesses_v3", false, count, infos) }
+    unsafe {
+        processes(
+            device,
+            "nvmlDeviceGetComputeRunningProcesses_v3",
+            false,
+            count,
+            infos,
+        )
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -908,7 +1127,15 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v3(
     count: *mut c_uint,
     infos: *mut ProcessInfo,
 ) -> Ret {
-    unsafe { processes(device, "nvmlDeviceGetGraphicsRunningProcesses_v3", true, count, infos) }
+    unsafe {
+        processes(
+            device,
+            "nvmlDeviceGetGraphicsRunningProcesses_v3",
+            true,
+            count,
+            infos,
+        )
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -916,15 +1143,18 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v3(
 // ---------------------------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetMigMode(device: Handle, current: *mut c_uint, pending: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetMigMode(
+    device: Handle,
+    current: *mut c_uint,
+    pending: *mut c_uint,
+) -> Ret {
     device_call(device, "nvmlDeviceGetMigMode", Mig::No, false, |d, t, _| {
         if current.is_null() || pending.is_null() {
             return Err(ERROR_INVALID_ARGUMENT);
         }
-        let (now, next) = gpu(d, t)
-            .mig
-            .as_ref()
-            .map_or((false, false), |m| (m.enabled, m.pending.unwrap_or(m.enabled)));
+        let (now, next) = gpu(d, t).mig.as_ref().map_or((false, false), |m| {
+            (m.enabled, m.pending.unwrap_or(m.enabled))
+        });
         unsafe {
             put(current, c_uint::from(now))?;
             put(pending, c_uint::from(next))
@@ -934,12 +1164,19 @@ pub unsafe extern "C" fn nvmlDeviceGetMigMode(device: Handle, current: *mut c_ui
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(device: Handle, count: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceGetMaxMigDeviceCount", Mig::No, false, |d, t, _| {
-        let n = gpu(d, t).mig.as_ref().map_or(0, |m| {
-            m.max_devices.unwrap_or(m.instances.len() as c_uint)
-        });
-        unsafe { put(count, n) }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetMaxMigDeviceCount",
+        Mig::No,
+        false,
+        |d, t, _| {
+            let n = gpu(d, t)
+                .mig
+                .as_ref()
+                .map_or(0, |m| m.max_devices.unwrap_or(m.instances.len() as c_uint));
+            unsafe { put(count, n) }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -948,26 +1185,36 @@ pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(
     index: c_uint,
     mig_device: *mut Handle,
 ) -> Ret {
-    device_call(device, "nvmlDeviceGetMigDeviceHandleByIndex", Mig::No, false, |d, t, _| {
-        let Some(mig) = gpu(d, t).mig.as_ref().filter(|m| m.enabled) else {
-            return Err(ERROR_INVALID_ARGUMENT);
-        };
-        let index = index as usize;
-        if index < mig.instances.len() {
-            unsafe { put(mig_device, encode(t.gpu, Some(index))) }
-        } else if index < mig.max_devices.unwrap_or(0) as usize {
-            Err(ERROR_NOT_FOUND)
-        } else {
-            Err(ERROR_INVALID_ARGUMENT)
-        }
-    })
+    device_call(
+        device,
+        "nvmlDeviceGetMigDeviceHandleByIndex",
+        Mig::No,
+        false,
+        |d, t, _| {
+            let Some(mig) = gpu(d, t).mig.as_ref().filter(|m| m.enabled) else {
+                return Err(ERROR_INVALID_ARGUMENT);
+            };
+            let index = index as usize;
+            if index < mig.instances.len() {
+                unsafe { put(mig_device, encode(t.gpu, Some(index))) }
+            } else if index < mig.max_devices.unwrap_or(0) as usize {
+                Err(ERROR_NOT_FOUND)
+            } else {
+                Err(ERROR_INVALID_ARGUMENT)
+            }
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceIsMigDeviceHandle(device: Handle, is_mig: *mut c_uint) -> Ret {
-    device_call(device, "nvmlDeviceIsMigDeviceHandle", Mig::Allowed, false, |_, t, _| unsafe {
-        put(is_mig, c_uint::from(t.mig.is_some()))
-    })
+    device_call(
+        device,
+        "nvmlDeviceIsMigDeviceHandle",
+        Mig::Allowed,
+        false,
+        |_, t, _| unsafe { put(is_mig, c_uint::from(t.mig.is_some())) },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -975,12 +1222,18 @@ pub unsafe extern "C" fn nvmlDeviceGetDeviceHandleFromMigDeviceHandle(
     mig_device: Handle,
     device: *mut Handle,
 ) -> Ret {
-    device_call(mig_device, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", Mig::Allowed, false, |_, t, _| {
-        if t.mig.is_none() {
-            return Err(ERROR_INVALID_ARGUMENT);
-        }
-        unsafe { put(device, encode(t.gpu, None)) }
-    })
+    device_call(
+        mig_device,
+        "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+        Mig::Allowed,
+        false,
+        |_, t, _| {
+            if t.mig.is_none() {
+                return Err(ERROR_INVALID_ARGUMENT);
+            }
+            unsafe { put(device, encode(t.gpu, None)) }
+        },
+    )
 }
 
 fn instance_id(device: Handle, function: &str, compute: bool, id: *mut c_uint) -> Ret {
@@ -989,7 +1242,11 @@ fn instance_id(device: Handle, function: &str, compute: bool, id: *mut c_uint) -
             return Err(ERROR_NOT_SUPPORTED);
         };
         let inst = &mig.instances[m];
-        let value = if compute { inst.compute_instance_id } else { inst.gpu_instance_id };
+        let value = if compute {
+            inst.compute_instance_id
+        } else {
+            inst.gpu_instance_id
+        };
         unsafe { put(id, value) }
     })
 }
@@ -1038,14 +1295,20 @@ fn event_set(driver: &mut Driver, set: Handle) -> Option<&mut EventSet> {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn nvmlDeviceRegisterEvents(device: Handle, types: c_ulonglong, set: Handle) -> Ret {
-    device_call(device, "nvmlDeviceRegisterEvents", Mig::No, false, |d, t, _| {
-        if types & !SUPPORTED_EVENTS != 0 {
-            return Err(ERROR_NOT_SUPPORTED);
-        }
-        let set = event_set(d, set).ok_or(ERROR_INVALID_ARGUMENT)?;
-        set.registered.push((t.gpu, types));
-        Ok(())
-    })
+    device_call(
+        device,
+        "nvmlDeviceRegisterEvents",
+        Mig::No,
+        false,
+        |d, t, _| {
+            if types & !SUPPORTED_EVENTS != 0 {
+                return Err(ERROR_NOT_SUPPORTED);
+            }
+            let set = event_set(d, set).ok_or(ERROR_INVALID_ARGUMENT)?;
+            set.registered.push((t.gpu, types));
+            Ok(())
+        },
+    )
 }
 
 /// The next event due on a GPU registered with `set`, earliest tick first; marks it delivered.
@@ -1058,7 +1321,9 @@ fn next_event(driver: &mut Driver, set: Handle) -> Result<Option<EventData>, Ret
         event_sets,
         ..
     } = driver;
-    let id = (set as usize).checked_sub(1).ok_or(ERROR_INVALID_ARGUMENT)?;
+    let id = (set as usize)
+        .checked_sub(1)
+        .ok_or(ERROR_INVALID_ARGUMENT)?;
     let set = event_sets
         .get_mut(id)
         .and_then(Option::as_mut)
@@ -1090,7 +1355,11 @@ fn next_event(driver: &mut Driver, set: Handle) -> Result<Option<EventData>, Ret
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlEventSetWait_v2(set: Handle, data: *mut EventData, timeout_ms: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlEventSetWait_v2(
+    set: Handle,
+    data: *mut EventData,
+    timeout_ms: c_uint,
+) -> Ret {
     if data.is_null() {
         return ERROR_INVALID_ARGUMENT;
     }
@@ -1157,9 +1426,15 @@ mod tests {
     #[test]
     fn strings_respect_the_buffer() {
         let mut buf = [1 as c_char; 4];
-        assert_eq!(unsafe { put_str(buf.as_mut_ptr(), 4, "abcd") }, Err(ERROR_INSUFFICIENT_SIZE));
+        assert_eq!(
+            unsafe { put_str(buf.as_mut_ptr(), 4, "abcd") },
+            Err(ERROR_INSUFFICIENT_SIZE)
+        );
         assert_eq!(unsafe { put_str(buf.as_mut_ptr(), 4, "abc") }, Ok(()));
         assert_eq!(buf[3], 0);
-        assert_eq!(unsafe { put_str(std::ptr::null_mut(), 4, "a") }, Err(ERROR_INVALID_ARGUMENT));
+        assert_eq!(
+            unsafe { put_str(std::ptr::null_mut(), 4, "a") },
+            Err(ERROR_INVALID_ARGUMENT)
+        );
     }
 }

@@ -655,7 +655,12 @@ mod tests {
     #[test]
     fn bad_scenarios_are_refused_with_a_reason() {
         let unknown_field = r#"{"gpus":[{"uuid":"GPU-0","pci_bus_id":"x","colour":1}]}"#;
-        assert!(Scenario::parse(unknown_field).unwrap_err().0.contains("colour"));
+        assert!(
+            Scenario::parse(unknown_field)
+                .unwrap_err()
+                .0
+                .contains("colour")
+        );
         let bad_gpu = r#"{"gpus":[],"processes":[{"pid":1,"gpu":3,"used_memory_bytes":1}]}"#;
         assert!(Scenario::parse(bad_gpu).unwrap_err().0.contains("gpu 3"));
         let xid = r#"{"gpus":[{"uuid":"G","pci_bus_id":"x","events":[{"at":0,"kind":"xid"}]}]}"#;
