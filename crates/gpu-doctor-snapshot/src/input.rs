@@ -6,7 +6,7 @@ use std::io::Read;
 
 const BUF_SIZE: usize = 1 << 20;
 /// How often (in bytes) the progress callback is told where we are.
-const PROGRESS_STEP: u64 = 4 << 20;
+const PROGRESS_STEP: u64 = 1 << 20;
 
 pub(crate) struct Input<'p, R: Read> {
     reader: R,

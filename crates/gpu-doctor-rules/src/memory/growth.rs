@@ -82,7 +82,10 @@ pub fn check(facts: &GrowthFacts) -> Option<Finding> {
             values,
         });
     }
-    let site = facts.grown.first().map_or("the sites listed", |s| s.site.as_str());
+    let site = facts
+        .grown
+        .first()
+        .map_or("the sites listed", |s| s.site.as_str());
     Some(f.with_remedy(
         format!("Find what keeps the tensors from {site} alive between steps"),
         None,

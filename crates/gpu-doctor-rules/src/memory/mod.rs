@@ -1,4 +1,4 @@
-//! Rules over a PyTorch memory snapshot (GD550–GD569): why an out-of-memory happened
+//! Rules over a torch memory snapshot (GD550–GD569): why an out-of-memory happened
 //! (fragmentation, capacity, a leak, another process) and the risks a snapshot shows without
 //! one (steady growth, stranded free memory).
 //!
@@ -45,7 +45,7 @@ pub struct OomFacts {
 }
 
 impl OomFacts {
-    /// Reserved by PyTorch but not allocated.
+    /// Reserved by torch but not allocated.
     pub fn cached_free_bytes(&self) -> u64 {
         self.reserved_bytes.saturating_sub(self.allocated_bytes)
     }
@@ -92,9 +92,7 @@ pub fn diagnose(facts: &MemoryFacts) -> Vec<Finding> {
             .or_else(|| oom_fragmentation::check(facts, oom))
             .or_else(|| oom_capacity::check(facts, oom))
             .or_else(|| oom_unexplained::check(facts, oom));
-        let leak_is_primary = primary
-            .as_ref()
-            .is_some_and(|f| f.code.0 == oom_leak::CODE);
+        let leak_is_primary = primary.as_ref().is_some_and(|f| f.code.0 == oom_leak::CODE);
         out.extend(primary);
         if !leak_is_primary {
             out.extend(leak::check(facts));
@@ -106,7 +104,7 @@ pub fn diagnose(facts: &MemoryFacts) -> Vec<Finding> {
     out
 }
 
-/// Bytes as PyTorch's OOM message prints them (`12.00 GiB`, `424.00 MiB`), so a finding can
+/// Bytes as torch's OOM message prints them (`12.00 GiB`, `424.00 MiB`), so a finding can
 /// be compared with the error text directly.
 pub fn torch_bytes(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
@@ -139,7 +137,11 @@ fn oom_evidence(facts: &MemoryFacts, oom: &OomFacts) -> Evidence {
         "largest_free_block_bytes".into(),
         oom.largest_free_block_bytes as f64,
     );
-    let at = oom.site.as_deref().map(|s| format!(" at {s}")).unwrap_or_default();
+    let at = oom
+        .site
+        .as_deref()
+        .map(|s| format!(" at {s}"))
+        .unwrap_or_default();
     Evidence {
         source: facts.source.clone(),
         line: None,
@@ -296,7 +298,13 @@ mod tests {
         };
         let f = diagnose(&risky);
         assert_eq!(f[0].code.0, "GD555");
-        assert!(diagnose(&MemoryFacts { expandable_segments: true, ..risky }).is_empty());
+        assert!(
+            diagnose(&MemoryFacts {
+                expandable_segments: true,
+                ..risky
+            })
+            .is_empty()
+        );
     }
 
     #[test]
@@ -308,7 +316,9 @@ mod tests {
 
     #[test]
     fn every_rule_is_documented() {
-        for code in ["GD550", "GD551", "GD552", "GD553", "GD554", "GD555", "GD556", "GD557"] {
+        for code in [
+            "GD550", "GD551", "GD552", "GD553", "GD554", "GD555", "GD556", "GD557",
+        ] {
             assert!(RULES.iter().any(|r| r.code == code), "{code}");
         }
     }

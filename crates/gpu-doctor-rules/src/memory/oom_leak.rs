@@ -1,6 +1,8 @@
 //! GD552: an out-of-memory preceded by steady growth at one site.
 
-use super::{MemoryFacts, OomFacts, leak_evidence, leak_remedies, oom_evidence, torch_bytes, with_gpu};
+use super::{
+    MemoryFacts, OomFacts, leak_evidence, leak_remedies, oom_evidence, torch_bytes, with_gpu,
+};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 

@@ -1,4 +1,4 @@
-//! GD553: an out-of-memory because memory outside PyTorch's cache filled the GPU.
+//! GD553: an out-of-memory because memory outside torch's cache filled the GPU.
 
 use super::{MemoryFacts, OomFacts, oom_evidence, torch_bytes, with_gpu};
 use crate::registry::RuleDoc;
@@ -33,7 +33,9 @@ run on a GPU that is free (`gpu-doctor pick`).
 pub fn check(facts: &MemoryFacts, oom: &OomFacts) -> Option<Finding> {
     let total = facts.device_total_bytes?;
     let free = oom.device_free_bytes?;
-    let elsewhere = total.saturating_sub(free).saturating_sub(oom.reserved_bytes);
+    let elsewhere = total
+        .saturating_sub(free)
+        .saturating_sub(oom.reserved_bytes);
     if elsewhere < oom.requested_bytes || elsewhere < (1 << 30) || elsewhere < total / 10 {
         return None;
     }
@@ -49,6 +51,10 @@ pub fn check(facts: &MemoryFacts, oom: &OomFacts) -> Option<Finding> {
             Some("nvidia-smi --query-compute-apps=pid,used_memory --format=csv".into()),
             None,
         )
-        .with_remedy("Run on a GPU that is free", Some("gpu-doctor pick".into()), None);
+        .with_remedy(
+            "Run on a GPU that is free",
+            Some("gpu-doctor pick".into()),
+            None,
+        );
     Some(with_gpu(f, facts))
 }

@@ -34,7 +34,8 @@ pub fn check(facts: &MemoryFacts, oom: &OomFacts) -> Option<Finding> {
     let message = format!(
         "Out of memory that free memory should have served: {} asked, {} free on the device, largest free block {}",
         torch_bytes(oom.requested_bytes),
-        oom.device_free_bytes.map_or_else(|| "unknown".into(), torch_bytes),
+        oom.device_free_bytes
+            .map_or_else(|| "unknown".into(), torch_bytes),
         torch_bytes(oom.largest_free_block_bytes)
     );
     let f = Finding::new(CODE, Cause::Other, Severity::Warn, message)
@@ -42,7 +43,10 @@ pub fn check(facts: &MemoryFacts, oom: &OomFacts) -> Option<Finding> {
         .with_evidence(oom_evidence(facts, oom))
         .with_remedy(
             "Check for a per-process memory fraction, CUDA-graph pools and side streams",
-            Some("python -c \"import torch; print(torch.cuda.get_per_process_memory_fraction())\"".into()),
+            Some(
+                "python -c \"import torch; print(torch.cuda.get_per_process_memory_fraction())\""
+                    .into(),
+            ),
             None,
         );
     Some(with_gpu(f, facts))
