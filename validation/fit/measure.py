@@ -62,7 +62,16 @@ def make_config(arch, size):
         return tf.BertConfig(), tf.BertForMaskedLM
     if arch == "t5":
         dims = {"small": (512, 2048, 6, 8), "base": (768, 3072, 12, 12)}[size]
-        cfg = tf.T5Config(d_model=dims[0], d_ff=dims[1], num_layers=dims[2], num_heads=dims[3], d_kv=64)
+        cfg = tf.T5Config(
+            d_model=dims[0],
+            d_ff=dims[1],
+            num_layers=dims[2],
+            num_heads=dims[3],
+            d_kv=64,
+            decoder_start_token_id=0,
+            pad_token_id=0,
+            eos_token_id=1,
+        )
         return cfg, tf.T5ForConditionalGeneration
     if arch == "vit":
         return tf.ViTConfig(num_labels=1000), tf.ViTForImageClassification
