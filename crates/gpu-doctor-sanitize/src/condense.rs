@@ -7,7 +7,7 @@
 //! block ranges), and the bounds that keep memory flat however long the log is.
 
 use crate::parse::{
-    AddressProblem, Dim3, Event, HostFrame, Location, Report, ReportKind, Space, Tool,
+    AddressProblem, Dim3, Event, HostFrame, Location, Report, ReportKind, Space, Tool, short_name,
 };
 use std::collections::HashMap;
 
@@ -135,11 +135,13 @@ pub struct Totals {
     pub ungrouped: u64,
     /// `ERROR SUMMARY: N errors`, the last one seen.
     pub error_summary: Option<u64>,
-    /// Reports that count as errors in compute-sanitizer's summary (all but leaks and
-    /// tool errors, which it counts differently).
+    /// Reports that count as errors in compute-sanitizer's summary (all but its own
+    /// tool errors).
     pub error_reports: u64,
     /// Whether anything showed this is a compute-sanitizer log.
     pub recognised: bool,
+    /// `ERROR SUMMARY: N errors were not printed`.
+    pub not_printed: Option<u64>,
     /// `LEAK SUMMARY` bytes and allocations.
     pub leak_summary: Option<(u64, u64)>,
 }
@@ -185,16 +187,14 @@ impl Condenser {
             Event::LeakSummary { bytes, allocations } => {
                 self.totals.leak_summary = Some((bytes, allocations));
             }
+            Event::NotPrinted { errors } => self.totals.not_printed = Some(errors),
             Event::RacecheckSummary { .. } | Event::Banner => {}
         }
     }
 
     fn add_report(&mut self, report: Report) {
         self.totals.reports += 1;
-        if !matches!(
-            report.kind,
-            ReportKind::Leak { .. } | ReportKind::ToolError { .. }
-        ) {
+        if !matches!(report.kind, ReportKind::ToolError { .. }) {
             self.totals.error_reports += 1;
         }
         let key = self.key(&report);
@@ -308,8 +308,19 @@ impl Condenser {
             function: location.map(|l| l.function.clone()),
             file: location.and_then(|l| l.file.clone()),
             line: location.and_then(|l| l.line),
-            user_frame: user_frame(&report.host_frames).map(frame_label),
+            user_frame: user_frame(&report.host_frames, kernel_function(report)).map(frame_label),
         }
+    }
+}
+
+/// The device function a report is about: its `at` line, or a hazard's first access.
+pub fn kernel_function(report: &Report) -> Option<&str> {
+    if let Some(loc) = &report.location {
+        return Some(loc.function.as_str());
+    }
+    match &report.kind {
+        ReportKind::Hazard { accesses, .. } => accesses.first().map(|(_, l)| l.function.as_str()),
+        _ => None,
     }
 }
 
@@ -433,12 +444,41 @@ fn is_system_function(function: &str) -> bool {
     })
 }
 
-/// The first host frame that is the user's own code.
-pub fn user_frame(frames: &[HostFrame]) -> Option<&HostFrame> {
+/// Python files of the frameworks that show in compute-sanitizer's Python backtraces
+/// (it prints base names only: `__call__ in driver.py:713`).
+const LIBRARY_PY_FILES: &[&str] = &[
+    "driver.py",
+    "jit.py",
+    "autotuner.py",
+    "compiler.py",
+    "__init__.py",
+    "module.py",
+    "functional.py",
+    "_ops.py",
+    "_tensor.py",
+    "function.py",
+    "graph.py",
+    "eval_frame.py",
+    "_jit_internal.py",
+    "interpreter.py",
+    "runtime.py",
+    "build.py",
+];
+
+/// The first host frame that is the user's own code. `kernel` (the device function) is
+/// skipped too: its host-side launch stub carries the kernel's name.
+pub fn user_frame<'a>(frames: &'a [HostFrame], kernel: Option<&str>) -> Option<&'a HostFrame> {
+    let kernel = kernel.map(short_name);
     frames.iter().find(|f| {
         let Some(function) = f.function.as_deref() else {
             return false;
         };
+        if kernel.as_deref() == Some(short_name(function).as_str()) {
+            return false;
+        }
+        if let Some(file) = f.module.as_deref().and_then(python_file) {
+            return !LIBRARY_PY_FILES.contains(&file);
+        }
         let module_is_system = f.module.as_deref().is_some_and(|m| {
             let base = m.rsplit('/').next().unwrap_or(m);
             SYSTEM_MODULES.iter().any(|s| base.starts_with(s))
@@ -449,7 +489,18 @@ pub fn user_frame(frames: &[HostFrame]) -> Option<&HostFrame> {
     })
 }
 
-/// How a host frame is named in keys and messages: its function, without the offset.
+/// `driver.py` from a Python frame's `driver.py:713`; `None` for native modules.
+fn python_file(module: &str) -> Option<&str> {
+    let (file, line) = module.rsplit_once(':')?;
+    (file.ends_with(".py") && line.bytes().all(|b| b.is_ascii_digit())).then_some(file)
+}
+
+/// How a host frame is named in keys and messages: its function, and for Python frames
+/// the file and line (`main (triton_oob.py:28)`).
 pub fn frame_label(frame: &HostFrame) -> String {
-    frame.function.clone().unwrap_or_default()
+    let function = frame.function.clone().unwrap_or_default();
+    match frame.module.as_deref() {
+        Some(module) if python_file(module).is_some() => format!("{function} ({module})"),
+        _ => function,
+    }
 }

@@ -9,7 +9,7 @@
 //! failures are `other`: they are real defects, but not the illegal-access failure class
 //! that `explain` and `run` classify.
 
-use crate::condense::{Defect, DefectKind, Totals, frame_label, user_frame};
+use crate::condense::{Defect, DefectKind, Totals, kernel_function, user_frame};
 use crate::parse::{AddressProblem, Location, ReportKind, Space, short_name};
 use gpu_doctor_model::{Cause, Evidence, Finding, Severity};
 use std::collections::BTreeMap;
@@ -164,8 +164,18 @@ fn launched_from(d: &Defect) -> String {
         .user_frame
         .as_deref()
         .filter(|f| !f.is_empty())
-        .map(|f| format!(", launched from `{}`", short_name(f)))
+        .map(|f| format!(", launched from {}", frame_name(f)))
         .unwrap_or_default()
+}
+
+/// `` `main` `` or, for a Python frame, `` `main` (triton_oob.py:28) ``.
+fn frame_name(label: &str) -> String {
+    match label.rsplit_once(" (") {
+        Some((function, place)) if place.ends_with(')') && place.contains(".py:") => {
+            format!("`{function}` ({place}")
+        }
+        _ => format!("`{}`", short_name(label)),
+    }
 }
 
 fn lineinfo_remedy(f: Finding, d: &Defect) -> Finding {
@@ -240,6 +250,16 @@ fn invalid_access(
 fn describe_offsets(lo: i64, hi: i64, alloc: u64, size: u32) -> String {
     let size_i = i64::from(size.max(1));
     let alloc_i = i64::try_from(alloc).unwrap_or(i64::MAX);
+    // Far from the nearest allocation, that allocation is a bystander: say so rather
+    // than give an index into a buffer the code never meant.
+    // The access nearest the buffer decides: a grid overrun starts right at the end.
+    let past = lo.saturating_sub(alloc_i);
+    if hi < -alloc_i.max(4096) || past > alloc_i.max(4096) {
+        return format!(
+            "touches memory far outside any allocation ({} bytes from the nearest one, of {alloc} bytes): the index is garbage or unchecked",
+            if hi < 0 { -hi } else { past }
+        );
+    }
     if lo % size_i == 0 && hi % size_i == 0 && alloc_i % size_i == 0 {
         let (a, b, n) = (lo / size_i, hi / size_i, alloc_i / size_i);
         let elems = if a == b {
@@ -311,7 +331,7 @@ fn uninitialized(d: &Defect, space: Space, size: u32) -> Finding {
     );
     let f = Finding::new("GD605", Cause::Other, Severity::Error, message)
         .with_remedy(
-            format!("Write the buffer {place} reads before the kernel runs"),
+            format!("Initialise the memory read in {place} before the kernel runs"),
             Some("cudaMemset(ptr, 0, bytes);  // right after cudaMalloc".to_owned()),
             Some("cudaMalloc returns memory holding whatever was there before".to_owned()),
         )
@@ -494,7 +514,7 @@ fn api_error(d: &Defect, error: &str, api: &str, kernel_defects: bool) -> Findin
         .user_frame
         .as_deref()
         .filter(|f| !f.is_empty())
-        .map(|f| format!(" from `{}`", short_name(f)))
+        .map(|f| format!(" from {}", frame_name(f)))
         .unwrap_or_default();
     let api_name = if api.is_empty() { "a CUDA call" } else { api };
     let message = format!("`{api_name}`{from} failed with {error}{code_text}{what}{times}");
@@ -525,7 +545,7 @@ fn leak(d: &Defect, totals: &Totals) -> Finding {
         .user_frame
         .as_deref()
         .filter(|f| !f.is_empty())
-        .map(|f| format!(", allocated in `{}`", short_name(f)))
+        .map(|f| format!(", allocated in {}", frame_name(f)))
         .unwrap_or_default();
     let message = format!(
         "{} of device memory never freed ({}{from})",
@@ -575,7 +595,7 @@ fn tool_error(text: &str) -> Finding {
 fn truncation(defects: &[Defect], totals: &Totals) -> Option<Finding> {
     let mut notes = Vec::new();
     if let Some(summary) = totals.error_summary
-        && summary > totals.error_reports
+        && (summary > totals.error_reports || totals.not_printed.is_some())
     {
         notes.push(format!(
             "compute-sanitizer counted {} but printed {}",
@@ -625,7 +645,8 @@ fn with_evidence(mut f: Finding, d: &Defect, source: &str) -> Finding {
         values.insert("last_offset_bytes".to_owned(), hi as f64);
         values.insert("allocation_bytes".to_owned(), alloc as f64);
     }
-    let user = user_frame(&d.first.host_frames).map(frame_label);
+    let user = user_frame(&d.first.host_frames, kernel_function(&d.first))
+        .and_then(|f| f.function.clone());
     let mut in_backtrace = false;
     let mut shown = 0;
     for (i, raw) in d.first.lines.iter().enumerate() {

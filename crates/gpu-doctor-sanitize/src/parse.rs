@@ -233,6 +233,8 @@ pub enum Event {
     ErrorSummary {
         errors: u64,
     },
+    /// `ERROR SUMMARY: N errors were not printed` (the print limit was reached).
+    NotPrinted { errors: u64 },
     /// `LEAK SUMMARY: N bytes leaked in M allocations`.
     LeakSummary {
         bytes: u64,
@@ -408,6 +410,7 @@ impl Parser {
         if let Some(rest) = body
             .strip_prefix("Address ")
             .or_else(|| body.strip_prefix("Access at "))
+            .or_else(|| body.strip_prefix("Access to "))
         {
             report.address = parse_hex(rest.split_whitespace().next().unwrap_or(""));
             if let ReportKind::InvalidAccess { problem, .. } = &mut report.kind {
@@ -473,6 +476,12 @@ fn parse_summary(body: &str) -> Option<Event> {
         return Some(Event::Banner);
     }
     if let Some(rest) = body.strip_prefix("ERROR SUMMARY:") {
+        // `ERROR SUMMARY: 16286 errors were not printed. Use --print-limit ...`
+        if rest.contains("not printed") {
+            return Some(Event::NotPrinted {
+                errors: first_number(rest)?,
+            });
+        }
         return Some(Event::ErrorSummary {
             errors: first_number(rest)?,
         });
@@ -551,7 +560,10 @@ fn parse_header(body: &str) -> Option<ReportKind> {
         return Some(ReportKind::Uninitialized { space, size });
     }
     if let Some(rest) = body.strip_prefix("Barrier error detected") {
-        let detail = rest.trim_start_matches(['.', ':', ' ']).trim();
+        let detail = rest
+            .trim_start_matches(['.', ':', ' '])
+            .trim()
+            .trim_end_matches('.');
         return Some(ReportKind::Barrier {
             detail: detail.to_owned(),
         });

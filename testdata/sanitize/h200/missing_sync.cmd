@@ -1,0 +1,1 @@
+/usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 0 /tmp/gd-sanitize-build.413/missing_sync 
