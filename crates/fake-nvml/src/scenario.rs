@@ -196,10 +196,10 @@ fn default_reserved() -> u64 {
     644_939_776
 }
 fn default_slowdown() -> u32 {
-    87
+    89
 }
 fn default_shutdown() -> u32 {
-    92
+    95
 }
 fn default_link() -> Link {
     Link {

@@ -6,7 +6,9 @@
 //! after each, and prints all of it as JSON. The assertions are on that JSON, parsed back
 //! into the model's types where a number matters.
 
-use gpu_doctor_model::{DeviceSample, DeviceState, Inventory, ProcessSample, Reading, ThrottleReason};
+use gpu_doctor_model::{
+    DeviceSample, DeviceState, Inventory, ProcessSample, Reading, ThrottleReason,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -17,16 +19,23 @@ use std::process::{Command, Output};
 fn fake_lib() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let deps = exe.parent().expect("deps dir");
-    let candidates = [deps.join("libfake_nvml.so"), deps.join("../libfake_nvml.so")];
+    let candidates = [
+        deps.join("libfake_nvml.so"),
+        deps.join("../libfake_nvml.so"),
+    ];
     candidates
         .iter()
         .find(|p| p.exists())
         .cloned()
-        .unwrap_or_else(|| panic!("libfake_nvml.so not found in {candidates:?}; run `cargo build -p fake-nvml`"))
+        .unwrap_or_else(|| {
+            panic!("libfake_nvml.so not found in {candidates:?}; run `cargo build -p fake-nvml`")
+        })
 }
 
 fn scenario(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fake-nvml/scenarios").join(format!("{name}.json"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fake-nvml/scenarios")
+        .join(format!("{name}.json"))
 }
 
 /// Runs the probe on `scenario_file` for `samples` samples, with an empty /proc so that
@@ -79,7 +88,9 @@ fn events(doc: &Value, step: usize) -> Vec<(String, u64, Option<u64>)> {
             (
                 e["event"].as_str().unwrap().to_owned(),
                 e["gpu"].as_u64().unwrap(),
-                e.get("pid").or_else(|| e.get("xid")).and_then(Value::as_u64),
+                e.get("pid")
+                    .or_else(|| e.get("xid"))
+                    .and_then(Value::as_u64),
             )
         })
         .collect()
@@ -122,7 +133,10 @@ fn one_idle_gpu() {
     assert_eq!(d.memory_total_bytes, Reading::Value(150_754_820_096));
     assert_eq!(d.memory_reserved_bytes, Reading::Value(644_939_776));
     assert_eq!(d.memory_used_bytes, Reading::Value(0));
-    assert_eq!(d.throttle_reasons, Reading::Value(vec![ThrottleReason::GpuIdle]));
+    assert_eq!(
+        d.throttle_reasons,
+        Reading::Value(vec![ThrottleReason::GpuIdle])
+    );
     assert!(processes(&doc, 0).is_empty());
     insta::assert_snapshot!("one_gpu_idle", stable(&doc));
 }
@@ -154,12 +168,21 @@ fn eight_gpus_with_throttling_and_a_process_that_comes_and_goes() {
     assert!(hot.contains(&ThrottleReason::HwThermalSlowdown), "{hot:?}");
     assert!(hot.contains(&ThrottleReason::SwPowerCap), "{hot:?}");
     assert_eq!(devs[5].clock_sm_mhz, Reading::Value(1395));
-    assert_eq!(devs[6].throttle_reasons, Reading::Value(vec![ThrottleReason::GpuIdle]));
+    assert_eq!(
+        devs[6].throttle_reasons,
+        Reading::Value(vec![ThrottleReason::GpuIdle])
+    );
     // The X server on GPU 7 is in both of NVML's lists: one entry.
-    let x = processes(&doc, 0).into_iter().find(|p| p.pid.0 == 2210).unwrap();
+    let x = processes(&doc, 0)
+        .into_iter()
+        .find(|p| p.pid.0 == 2210)
+        .unwrap();
     assert_eq!(x.kind, gpu_doctor_model::ProcessKind::ComputeAndGraphics);
     // Sample k (1-based) sees tick k: pid 31500 is on GPU 3 for ticks 2..5.
-    assert!(events(&doc, 0).is_empty(), "the first sample is the baseline");
+    assert!(
+        events(&doc, 0).is_empty(),
+        "the first sample is the baseline"
+    );
     assert_eq!(events(&doc, 1), vec![ev("process_started", 3, Some(31500))]);
     assert!(events(&doc, 2).is_empty());
     assert!(events(&doc, 3).is_empty());
@@ -190,7 +213,11 @@ fn unsupported_readings_are_absent_not_zero() {
         assert_eq!(d.retired_pages, Reading::Unsupported);
         assert_eq!(d.throttle_reasons, Reading::Unsupported);
         assert_eq!(d.mig_enabled, Reading::Unsupported);
-        assert!(matches!(d.clock_sm_mhz, Reading::Failed(_)), "{:?}", d.clock_sm_mhz);
+        assert!(
+            matches!(d.clock_sm_mhz, Reading::Failed(_)),
+            "{:?}",
+            d.clock_sm_mhz
+        );
         // Still answered: temperature.
         assert_eq!(d.temperature_celsius, Reading::Value(45));
     }
@@ -198,7 +225,12 @@ fn unsupported_readings_are_absent_not_zero() {
     assert_eq!(p.used_memory_bytes, Reading::Unsupported);
     // Nowhere is an absent reading written as a number.
     let sample = &doc["steps"][1]["sample"]["devices"][0];
-    for key in ["power_draw_milliwatts", "utilization_gpu_percent", "ecc_errors", "memory_reserved_bytes"] {
+    for key in [
+        "power_draw_milliwatts",
+        "utilization_gpu_percent",
+        "ecc_errors",
+        "memory_reserved_bytes",
+    ] {
         assert_eq!(sample[key]["absent"], "unsupported", "{key}");
     }
     insta::assert_snapshot!("unsupported_sample", stable(&doc["steps"][1]["sample"]));
@@ -208,7 +240,11 @@ fn unsupported_readings_are_absent_not_zero() {
 fn a_lost_gpu_is_reported_once_while_the_other_keeps_reporting() {
     let doc = probe("gpu-lost", 5);
     for step in 0..2 {
-        assert!(devices(&doc, step).iter().all(|d| d.state == DeviceState::Ok));
+        assert!(
+            devices(&doc, step)
+                .iter()
+                .all(|d| d.state == DeviceState::Ok)
+        );
         assert!(events(&doc, step).is_empty());
     }
     for step in 2..5 {
@@ -250,7 +286,10 @@ fn ecc_errors_and_xids_arrive_as_events_and_counts() {
     assert_eq!(ecc.aggregate_corrected, 17);
     let after = &devices(&doc, 2)[0];
     let ecc = after.ecc_errors.value().unwrap();
-    assert_eq!((ecc.volatile_uncorrected, ecc.aggregate_uncorrected), (2, 2));
+    assert_eq!(
+        (ecc.volatile_uncorrected, ecc.aggregate_uncorrected),
+        (2, 2)
+    );
     let rows = after.remapped_rows.value().unwrap();
     assert!(rows.pending && !rows.failure);
     assert_eq!(rows.uncorrectable, 1);
@@ -273,7 +312,12 @@ fn a_leaking_process_grows_every_sample() {
     let expected: Vec<u64> = (1..=5).map(|tick| 2048 * mib + tick * 512 * mib).collect();
     assert_eq!(sizes, expected);
     let steady: Vec<Option<u64>> = (0..5)
-        .map(|s| processes(&doc, s).iter().find(|p| p.pid.0 == 7301).and_then(|p| p.used_memory_bytes.get()))
+        .map(|s| {
+            processes(&doc, s)
+                .iter()
+                .find(|p| p.pid.0 == 7301)
+                .and_then(|p| p.used_memory_bytes.get())
+        })
         .collect();
     assert!(steady.iter().all(|m| *m == Some(4096 * mib)));
 }
@@ -284,8 +328,10 @@ fn mig_mode_and_instances_show_on_processes() {
     let d = &devices(&doc, 0)[0];
     assert_eq!(d.mig_enabled, Reading::Value(true));
     assert_eq!(d.utilization_gpu_percent, Reading::Unsupported);
-    let instances: Vec<(u32, Option<u32>)> =
-        processes(&doc, 0).iter().map(|p| (p.pid.0, p.mig_instance)).collect();
+    let instances: Vec<(u32, Option<u32>)> = processes(&doc, 0)
+        .iter()
+        .map(|p| (p.pid.0, p.mig_instance))
+        .collect();
     assert_eq!(instances, vec![(8100, Some(2)), (8101, Some(3))]);
 }
 
@@ -294,16 +340,32 @@ fn process_details_come_from_proc() {
     let root = tempfile::tempdir().unwrap();
     let pid_dir = root.path().join("4242");
     std::fs::create_dir(&pid_dir).unwrap();
-    std::fs::write(pid_dir.join("cmdline"), b"python3\0train.py\0--batch\x0064\0").unwrap();
+    std::fs::write(
+        pid_dir.join("cmdline"),
+        b"python3\0train.py\0--batch\x0064\0",
+    )
+    .unwrap();
     let id = "a".repeat(64);
-    std::fs::write(pid_dir.join("cgroup"), format!("0::/system.slice/docker-{id}.scope\n")).unwrap();
+    std::fs::write(
+        pid_dir.join("cgroup"),
+        format!("0::/system.slice/docker-{id}.scope\n"),
+    )
+    .unwrap();
     let uid = {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(&pid_dir).unwrap().uid()
     };
-    std::fs::write(root.path().join("passwd"), format!("trainer:x:{uid}:{uid}::/home/trainer:/bin/sh\n")).unwrap();
+    std::fs::write(
+        root.path().join("passwd"),
+        format!("trainer:x:{uid}:{uid}::/home/trainer:/bin/sh\n"),
+    )
+    .unwrap();
     let out = run_probe(&scenario("one-gpu-busy"), 1, Some(root.path()), &fake_lib());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let p = &processes(&doc, 0)[0];
     assert_eq!(p.user.as_deref(), Some("trainer"));
@@ -313,14 +375,24 @@ fn process_details_come_from_proc() {
 
 #[test]
 fn a_missing_library_is_no_driver_with_a_hint() {
-    let out = run_probe(&scenario("one-gpu-idle"), 1, None, Path::new("/nonexistent/libnvidia-ml.so.1"));
+    let out = run_probe(
+        &scenario("one-gpu-idle"),
+        1,
+        None,
+        Path::new("/nonexistent/libnvidia-ml.so.1"),
+    );
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("error: could not load the NVIDIA driver library (/nonexistent/libnvidia-ml.so.1)"),
+        stderr.contains(
+            "error: could not load the NVIDIA driver library (/nonexistent/libnvidia-ml.so.1)"
+        ),
         "{stderr}"
     );
-    assert!(stderr.contains("hint: install the NVIDIA driver"), "{stderr}");
+    assert!(
+        stderr.contains("hint: install the NVIDIA driver"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -340,12 +412,22 @@ fn a_driver_that_refuses_init_is_reported() {
     let out = run_probe(&no_scenario, 1, None, &fake_lib());
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("fake-nvml: cannot use scenario"), "{stderr}");
+    assert!(
+        stderr.contains("fake-nvml: cannot use scenario"),
+        "{stderr}"
+    );
 
     let mismatch = dir.path().join("mismatch.json");
-    std::fs::write(&mismatch, r#"{"init_error":"lib_rm_version_mismatch","gpus":[]}"#).unwrap();
+    std::fs::write(
+        &mismatch,
+        r#"{"init_error":"lib_rm_version_mismatch","gpus":[]}"#,
+    )
+    .unwrap();
     let out = run_probe(&mismatch, 1, None, &fake_lib());
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("driver/library version mismatch"), "{stderr}");
+    assert!(
+        stderr.contains("driver/library version mismatch"),
+        "{stderr}"
+    );
 }
