@@ -7,6 +7,7 @@
 
 mod clock;
 mod finding;
+pub mod history;
 mod ids;
 mod reading;
 mod sample;

@@ -38,7 +38,11 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => return Err(format!("unknown size unit `{other}` in `{text}` (use B, KiB, MiB, GiB, TiB, or KB/MB/GB/TB)")),
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{text}` (use B, KiB, MiB, GiB, TiB, or KB/MB/GB/TB)"
+            ));
+        }
     };
     let bytes = number * multiplier;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
@@ -63,7 +67,11 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         "m" | "min" => number * 60.0,
         "h" => number * 3600.0,
         "d" => number * 86400.0,
-        other => return Err(format!("unknown duration unit `{other}` in `{text}` (use ms, s, m, h, d)")),
+        other => {
+            return Err(format!(
+                "unknown duration unit `{other}` in `{text}` (use ms, s, m, h, d)"
+            ));
+        }
     };
     std::time::Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is out of range"))
 }

@@ -11,6 +11,8 @@
 
 mod schema;
 
+use gpu_doctor_model::history::device_point;
+pub use gpu_doctor_model::history::{DevicePoint, History, ProcessSeries};
 use gpu_doctor_model::{GpuEvent, GpuIndex, Pid, Sample};
 use rusqlite::{Connection, OpenFlags, params};
 use std::collections::BTreeMap;
@@ -99,29 +101,6 @@ impl Tier {
             Tier::PerMinute => 60_000,
         }
     }
-}
-
-/// One device at one time (a raw sample, or an aggregate bucket: maxima for memory and
-/// temperature, means for utilisation and power).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct DevicePoint {
-    pub t_ms: u64,
-    pub memory_used_bytes: Option<u64>,
-    pub memory_total_bytes: Option<u64>,
-    pub utilization_gpu_percent: Option<f64>,
-    pub temperature_celsius: Option<f64>,
-    pub power_draw_watts: Option<f64>,
-}
-
-/// A process's memory over time on one GPU.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ProcessSeries {
-    pub gpu: GpuIndex,
-    pub pid: Pid,
-    pub user: Option<String>,
-    pub command: Option<String>,
-    /// (t_ms, used bytes; the bucket's maximum for aggregates)
-    pub points: Vec<(u64, u64)>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -601,20 +580,6 @@ impl Drop for Store {
     }
 }
 
-fn device_point(t: u64, d: &gpu_doctor_model::DeviceSample) -> DevicePoint {
-    DevicePoint {
-        t_ms: t,
-        memory_used_bytes: d.memory_used_bytes.get(),
-        memory_total_bytes: d.memory_total_bytes.get(),
-        utilization_gpu_percent: d.utilization_gpu_percent.get().map(f64::from),
-        temperature_celsius: d.temperature_celsius.get().map(f64::from),
-        power_draw_watts: d
-            .power_draw_milliwatts
-            .get()
-            .map(|mw| f64::from(mw) / 1000.0),
-    }
-}
-
 fn tier_from(n: u8) -> Tier {
     if n == Tier::PerSecond as u8 {
         Tier::PerSecond
@@ -632,4 +597,45 @@ fn max_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Reads a window from the store, from the finest tier that holds it with at most
+    /// `max_points` per series.
+    pub fn history(
+        &self,
+        since_ms: u64,
+        until_ms: u64,
+        now_ms: u64,
+        max_points: u64,
+    ) -> Result<History, StoreError> {
+        let tier = self.tier_for(since_ms, until_ms, now_ms, max_points);
+        let mut devices = BTreeMap::new();
+        let mut gpus = self.gpus(since_ms, until_ms)?;
+        if gpus.is_empty() {
+            // A store younger than a minute has no closed 1-minute bucket yet, but the open
+            // one is written on every flush; fall back to raw rows to find the GPUs.
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT DISTINCT gpu FROM device_raw WHERE t_ms BETWEEN ?1 AND ?2 ORDER BY gpu",
+            )?;
+            let rows = stmt.query_map(params![to_i64(since_ms), to_i64(until_ms)], |r| {
+                r.get::<_, u32>(0)
+            })?;
+            gpus = rows
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .map(GpuIndex)
+                .collect();
+        }
+        for gpu in gpus {
+            devices.insert(gpu, self.device_series(tier, gpu, since_ms, until_ms)?);
+        }
+        Ok(History {
+            since_ms,
+            until_ms,
+            devices,
+            processes: self.process_series(tier, since_ms, until_ms)?,
+            events: self.events(since_ms, until_ms)?,
+        })
+    }
 }

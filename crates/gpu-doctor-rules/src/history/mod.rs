@@ -4,8 +4,10 @@
 //! exporter pull from live samples, a recording or the history store; the rules never read
 //! a clock or a file.
 
+pub mod alerts;
 pub mod headroom;
 pub mod leak;
 
+pub use alerts::{Alert, history_alerts};
 pub use headroom::headroom_finding;
 pub use leak::{LeakConfig, LeakVerdict, Point, detect_leak, leak_finding};
