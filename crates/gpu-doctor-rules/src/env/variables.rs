@@ -127,7 +127,7 @@ fn device_order(facts: &EnvFacts, ctx: &Context, list: &mut Checklist) {
     const ID: &str = "env.cuda_device_order";
     match facts.variables.get("CUDA_DEVICE_ORDER") {
         Some(v @ ("PCI_BUS_ID" | "FASTEST_FIRST")) => {
-            list.pass(ID, format!("CUDA_DEVICE_ORDER={v}"))
+            list.pass(ID, format!("CUDA_DEVICE_ORDER={v}"));
         }
         Some(v) => {
             let f = Finding::new(

@@ -2,36 +2,10 @@
 //! on the GPU whose PCI address the line names.
 
 use super::checks::Checklist;
+use crate::explain::xid::XidClass;
 use gpu_doctor_env::{EnvFacts, ProbeStatus, XidLine};
 use gpu_doctor_model::{Cause, Evidence, Finding, GpuIndex, Severity};
 use std::collections::BTreeMap;
-
-/// Xids NVIDIA's device plugin counts as application errors: the GPU itself is fine
-/// (`NVIDIA/k8s-device-plugin` `internal/rm/health.go`, `applicationErrorXids`).
-const APPLICATION_XIDS: [u32; 5] = [13, 31, 43, 45, 68];
-
-/// A few words on the Xids seen most in the field, from NVIDIA's Xid catalog
-/// (<https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html>).
-fn meaning(xid: u32) -> Option<&'static str> {
-    Some(match xid {
-        13 => "graphics engine exception (often an illegal memory access in the application)",
-        31 => "GPU memory page fault (usually the application)",
-        43 => "GPU stopped processing (application error)",
-        45 => "preemptive cleanup after earlier errors",
-        48 => "double-bit ECC error",
-        63 => "row remapping / page retirement event",
-        64 => "row remapping / page retirement failure",
-        74 => "NVLink error",
-        79 => "GPU has fallen off the bus",
-        92 => "high single-bit ECC error rate",
-        94 => "contained ECC error",
-        95 => "uncontained ECC error",
-        109 => "context switch timeout",
-        119 => "GSP RPC timeout",
-        120 => "GSP error",
-        _ => return None,
-    })
-}
 
 /// Matches an Xid's `0000:05:00` with NVML's `00000000:05:00.0`: by bus and device.
 fn same_pci(xid_pci: &str, nvml_bus_id: &str) -> bool {
@@ -67,9 +41,11 @@ pub fn check(facts: &EnvFacts, list: &mut Checklist) {
         .unwrap_or_default();
     let mut findings: Vec<Finding> = Vec::new();
     for (xid, lines) in &by_xid {
-        let app = APPLICATION_XIDS.contains(xid);
+        // NVIDIA's catalog, as the explain rules read it: one source of Xid meanings.
+        let entry = crate::explain::xid::lookup(*xid);
+        let app = entry.is_some_and(|e| e.class == XidClass::App);
         let newest = lines[lines.len() - 1];
-        let what = meaning(*xid).map_or_else(String::new, |m| format!(" ({m})"));
+        let what = entry.map_or_else(String::new, |e| format!(" ({})", e.description));
         let mut f = Finding::new(
             "GD253",
             Cause::HwXid,
@@ -107,7 +83,10 @@ pub fn check(facts: &EnvFacts, list: &mut Checklist) {
             f.with_remedy(
                 "Drain the node, stop GPU processes and reset the GPU (reboot if the reset fails); if it recurs, file an nvidia-bug-report for RMA",
                 Some("sudo nvidia-smi -r -i <gpu>".into()),
-                Some(format!("look up Xid {xid} in https://docs.nvidia.com/deploy/xid-errors/ for the exact action")),
+                Some(entry.map_or_else(
+                    || format!("Xid {xid} is not in the catalog: see https://docs.nvidia.com/deploy/xid-errors/"),
+                    |e| format!("catalog ({}): {}", e.mnemonic, e.action_text()),
+                )),
             )
         };
         findings.push(f);

@@ -29,8 +29,11 @@ pub fn device_findings(info: Option<&DeviceInfo>, sample: &DeviceSample) -> Vec<
 /// Runs the per-GPU checks of `check` over the GPU facts (skipped, with the reason, when
 /// the source could not be read).
 pub fn gpu_checks(gpus: &GpuFacts, list: &mut Checklist) {
-    if let ProbeStatus::Unavailable { reason } = &gpus.status {
-        list.skip("gpus.health", format!("GPU health not read: {reason}"));
+    if let ProbeStatus::Unavailable { .. } = &gpus.status {
+        list.skip(
+            "gpus.health",
+            "GPU health not read: no GPU source (see gpus.nvml)",
+        );
         return;
     }
     let Some(sample) = &gpus.sample else {
