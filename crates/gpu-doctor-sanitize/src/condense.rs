@@ -492,7 +492,10 @@ pub fn user_frame<'a>(frames: &'a [HostFrame], kernel: Option<&str>) -> Option<&
 /// `driver.py` from a Python frame's `driver.py:713`; `None` for native modules.
 fn python_file(module: &str) -> Option<&str> {
     let (file, line) = module.rsplit_once(':')?;
-    (file.ends_with(".py") && line.bytes().all(|b| b.is_ascii_digit())).then_some(file)
+    let is_python = std::path::Path::new(file)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"));
+    (is_python && line.bytes().all(|b| b.is_ascii_digit())).then_some(file)
 }
 
 /// How a host frame is named in keys and messages: its function, and for Python frames

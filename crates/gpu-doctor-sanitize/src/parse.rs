@@ -234,7 +234,9 @@ pub enum Event {
         errors: u64,
     },
     /// `ERROR SUMMARY: N errors were not printed` (the print limit was reached).
-    NotPrinted { errors: u64 },
+    NotPrinted {
+        errors: u64,
+    },
     /// `LEAK SUMMARY: N bytes leaked in M allocations`.
     LeakSummary {
         bytes: u64,

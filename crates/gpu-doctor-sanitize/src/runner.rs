@@ -95,7 +95,11 @@ pub fn run(job: &Job, stdout_to: Echo) -> Result<Outcome, SanitizeError> {
 
 /// [`run`], leaving out compute-sanitizer's report lines (those that start with its
 /// `=========` prefix) from the echo when `hide_reports`: they are condensed instead.
-pub fn run_filtered(job: &Job, stdout_to: Echo, hide_reports: bool) -> Result<Outcome, SanitizeError> {
+pub fn run_filtered(
+    job: &Job,
+    stdout_to: Echo,
+    hide_reports: bool,
+) -> Result<Outcome, SanitizeError> {
     if job.command.is_empty() {
         return Err(SanitizeError::NoCommand);
     }
@@ -123,11 +127,15 @@ pub fn run_filtered(job: &Job, stdout_to: Echo, hide_reports: bool) -> Result<Ou
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
         let tx = tx.clone();
-        readers.push(std::thread::spawn(move || pump(out, stdout_to, hide_reports, &tx)));
+        readers.push(std::thread::spawn(move || {
+            pump(out, stdout_to, hide_reports, &tx);
+        }));
     }
     if let Some(err) = child.stderr.take() {
         let tx = tx.clone();
-        readers.push(std::thread::spawn(move || pump(err, stderr_to, hide_reports, &tx)));
+        readers.push(std::thread::spawn(move || {
+            pump(err, stderr_to, hide_reports, &tx);
+        }));
     }
     drop(tx);
 
@@ -177,12 +185,7 @@ enum LineEcho {
 
 /// Copies `input` to `echo` as it arrives and parses it line by line. A line longer than
 /// [`MAX_LINE_BYTES`] is parsed from its first bytes; the rest is still copied through.
-fn pump(
-    input: impl Read,
-    echo: Echo,
-    hide_reports: bool,
-    tx: &mpsc::Sender<(Vec<Event>, u64)>,
-) {
+fn pump(input: impl Read, echo: Echo, hide_reports: bool, tx: &mpsc::Sender<(Vec<Event>, u64)>) {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut parser = Parser::new();
     let mut line: Vec<u8> = Vec::with_capacity(256);

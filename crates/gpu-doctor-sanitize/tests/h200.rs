@@ -36,7 +36,11 @@ fn out_of_bounds_global_write() {
         d[0].message,
         "Out-of-bounds __global__ write of 4 bytes in `scale` at oob_write.cu:10 (24 reports: threads 232..255, block 3), launched from `main`"
     );
-    assert!(d[0].remedies[0].action.contains("elements 1000..1023 of a 1000-element buffer"));
+    assert!(
+        d[0].remedies[0]
+            .action
+            .contains("elements 1000..1023 of a 1000-element buffer")
+    );
     insta::assert_json_snapshot!(findings);
 }
 
@@ -45,7 +49,13 @@ fn shared_memory_race() {
     let findings = condense("race_shared.log");
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0].code.0, "GD604");
-    assert!(findings[0].message.contains("on the write at race_shared.cu:9 by several threads (510 hazards)"), "{}", findings[0].message);
+    assert!(
+        findings[0]
+            .message
+            .contains("on the write at race_shared.cu:9 by several threads (510 hazards)"),
+        "{}",
+        findings[0].message
+    );
     insta::assert_json_snapshot!(findings);
 }
 
@@ -67,7 +77,11 @@ fn missing_syncthreads_hazard_report() {
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0].code.0, "GD604");
     // The host stub named like the kernel is not the user's frame; `main` is.
-    assert!(findings[0].message.ends_with("launched from `main`"), "{}", findings[0].message);
+    assert!(
+        findings[0].message.ends_with("launched from `main`"),
+        "{}",
+        findings[0].message
+    );
 }
 
 #[test]
@@ -95,12 +109,19 @@ fn out_of_range_index_in_a_triton_kernel() {
     assert_eq!(d.len(), 1, "{findings:#?}");
     assert_eq!(d[0].code.0, "GD601");
     assert!(
-        d[0].message.starts_with("Out-of-bounds __global__ read of 4 bytes in `gather_kernel` at triton_oob.py:19"),
+        d[0].message.starts_with(
+            "Out-of-bounds __global__ read of 4 bytes in `gather_kernel` at triton_oob.py:19"
+        ),
         "{}",
         d[0].message
     );
     // The Python frame that launched it, past the interpreter and Triton's own frames.
-    assert!(d[0].message.ends_with("launched from `main` (triton_oob.py:28)"), "{}", d[0].message);
+    assert!(
+        d[0].message
+            .ends_with("launched from `main` (triton_oob.py:28)"),
+        "{}",
+        d[0].message
+    );
     insta::assert_json_snapshot!(findings);
 }
 
@@ -131,5 +152,11 @@ fn default_print_limit_is_reported() {
     // The API errors that followed were past the limit too.
     assert_eq!(codes, ["GD601", "GD610"], "{findings:#?}");
     assert!((reports(&findings[0]) - 100.0).abs() < 0.5);
-    assert!(findings[1].message.contains("counted 16386 errors but printed 100"), "{}", findings[1].message);
+    assert!(
+        findings[1]
+            .message
+            .contains("counted 16386 errors but printed 100"),
+        "{}",
+        findings[1].message
+    );
 }
