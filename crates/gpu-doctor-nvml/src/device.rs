@@ -5,7 +5,8 @@
 //! on it. Readings the device refused as unsupported or not permitted are remembered in two
 //! bit masks and not asked again. ECC aggregate counters are only re-read when the volatile
 //! ones move (aggregate counts are the volatile ones plus history, so they cannot change
-//! alone while the driver stays loaded).
+//! alone while the driver stays loaded). Settings (`PCIe` link, persistence, compute and MIG
+//! mode) are re-read every few seconds, not every sample: see [`SETTINGS_REFRESH`].
 
 use crate::{raw, reading};
 use gpu_doctor_model::{
@@ -21,6 +22,7 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::struct_wrappers::device::ProcessInfo;
 use nvml_wrapper::{Device, Nvml};
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// Readings that can be refused once and for all; the discriminant is the bit.
 #[derive(Debug, Clone, Copy)]
@@ -92,10 +94,28 @@ pub(crate) struct Dev {
     ecc_mode: Option<Reading<bool>>,
     /// Last volatile (corrected, uncorrected) and the full counts read with them.
     ecc: Option<(u64, u64, EccCounts)>,
+    /// The settings and when they were read.
+    settings: Option<(Instant, Settings)>,
     /// Why the GPU is lost, while it is.
     lost: Option<String>,
     /// Whether the `DeviceLost` event for the current loss was given.
     lost_reported: bool,
+}
+
+/// How long the slow-changing settings are kept before they are read again. Measured on an
+/// H200 (driver 580): `nvmlDeviceGetMigMode` takes about 165 µs and the `PCIe` link width
+/// 32 µs, against 1 to 10 µs for every other per-sample call; read every sample they would
+/// double the recorder's cost. None of them changes without an administrator's action or a
+/// power-state change, and a few seconds' delay in seeing one loses nothing.
+const SETTINGS_REFRESH: Duration = Duration::from_secs(5);
+
+/// Readings that change only by an administrator's action (or a link retraining).
+#[derive(Debug, Clone)]
+struct Settings {
+    pcie_link: Reading<PcieLink>,
+    persistence_mode: Reading<bool>,
+    compute_mode: Reading<String>,
+    mig_enabled: Reading<bool>,
 }
 
 /// Memory readings: total, used, free, reserved.
@@ -142,6 +162,7 @@ impl Dev {
             memory_v1: false,
             ecc_mode: None,
             ecc: None,
+            settings: None,
             lost: None,
             lost_reported: false,
         };
@@ -178,6 +199,7 @@ impl Dev {
             memory_v1: false,
             ecc_mode: None,
             ecc: None,
+            settings: None,
             lost: Some(reason.clone()),
             lost_reported: false,
         }
@@ -330,16 +352,12 @@ impl Dev {
         let ecc_errors = self.ecc_counts(device)?;
         let retired_pages = self.retired_pages(device)?;
         let remapped_rows = self.get(Field::Remapped, || raw::remapped_rows(device))?;
-        let pcie_link = both(
-            self.get(Field::PcieGeneration, || device.current_pcie_link_gen())?,
-            self.get(Field::PcieWidth, || device.current_pcie_link_width())?,
-        )
-        .map(|(generation, width)| PcieLink { generation, width });
-        let persistence_mode = self.get(Field::Persistence, || device.is_in_persistent_mode())?;
-        let compute_mode = self.get(Field::ComputeMode, || {
-            device.compute_mode().map(compute_mode_name)
-        })?;
-        let mig_enabled = self.get(Field::MigMode, || device.mig_mode().map(|m| m.current != 0))?;
+        let Settings {
+            pcie_link,
+            persistence_mode,
+            compute_mode,
+            mig_enabled,
+        } = self.settings(device)?;
 
         let compute = self.get(Field::ComputeProcesses, || {
             device.running_compute_processes()
@@ -378,6 +396,30 @@ impl Dev {
             mig_enabled,
         };
         Ok((sample, processes))
+    }
+
+    /// `PCIe` link, persistence, compute and MIG mode, re-read every [`SETTINGS_REFRESH`].
+    fn settings(&mut self, device: &Device<'static>) -> Result<Settings, Lost> {
+        if let Some((read_at, settings)) = &self.settings
+            && read_at.elapsed() < SETTINGS_REFRESH
+        {
+            return Ok(settings.clone());
+        }
+        let pcie_link = both(
+            self.get(Field::PcieGeneration, || device.current_pcie_link_gen())?,
+            self.get(Field::PcieWidth, || device.current_pcie_link_width())?,
+        )
+        .map(|(generation, width)| PcieLink { generation, width });
+        let settings = Settings {
+            pcie_link,
+            persistence_mode: self.get(Field::Persistence, || device.is_in_persistent_mode())?,
+            compute_mode: self.get(Field::ComputeMode, || {
+                device.compute_mode().map(compute_mode_name)
+            })?,
+            mig_enabled: self.get(Field::MigMode, || device.mig_mode().map(|m| m.current != 0))?,
+        };
+        self.settings = Some((Instant::now(), settings.clone()));
+        Ok(settings)
     }
 
     fn ecc_counts(&mut self, device: &Device<'static>) -> Result<Reading<EccCounts>, Lost> {
