@@ -52,8 +52,12 @@ step versions 10 nvidia-smi --query-gpu=driver_version,name,pci.bus_id,serial,co
 step nvidia-smi-q 15 nvidia-smi -q -d MEMORY,ECC,TEMPERATURE,PERFORMANCE,PIDS,CLOCK,POWER
 [ -x "$BIN" ] || log "missing $BIN: status steps will fail (build with cargo build --release)"
 
-# 1. Idle.
+# 1. Idle; and what each NVML call costs here (nvidia-ml-py), and what a sample costs us.
 snapshot idle
+step call-cost 20 python3 "$HERE/nvml/call_cost.py"
+if [ -x "$PROBE" ]; then
+    step probe-cpu-1000-samples 30 bash -c "time '$PROBE' --samples 1000 >/dev/null"
+fi
 
 # 2. A PyTorch process holding ~10 GiB.
 log "starting the holder"
