@@ -14,40 +14,50 @@ const TORCH_CUDA: &str = include_str!("../../data/torch_cuda.csv");
 const TENSORFLOW_CUDA: &str = include_str!("../../data/tensorflow_cuda.csv");
 const RETIRED_PAGES: &str = include_str!("../../data/retired_pages.csv");
 
-/// A dotted version (`525.60.13`, `12.4`, `2.3.0`); compares numerically, missing parts are 0.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Version(pub Vec<u32>);
+/// A dotted version (`525.60.13`, `12.4`, `2.3.0`): compares numerically (missing parts are
+/// 0), prints as it was written (`470.182.03` keeps its zero).
+#[derive(Debug, Clone)]
+pub struct Version {
+    parts: Vec<u32>,
+    text: String,
+}
 
 impl Version {
     /// Parses the leading dotted numbers: `2.3.0+cu121` → 2.3.0, `12.4` → 12.4.
     pub fn parse(text: &str) -> Option<Version> {
         let head = text.trim().split(['+', '-', ' ', 'a', 'b', 'r']).next()?;
         let parts: Option<Vec<u32>> = head.split('.').map(|p| p.parse().ok()).collect();
-        parts.filter(|p| !p.is_empty()).map(Version)
+        parts.filter(|p| !p.is_empty()).map(|parts| Version {
+            parts,
+            text: head.to_owned(),
+        })
     }
 
     pub fn major(&self) -> u32 {
-        self.0.first().copied().unwrap_or(0)
+        self.parts.first().copied().unwrap_or(0)
     }
 
     pub fn minor(&self) -> u32 {
-        self.0.get(1).copied().unwrap_or(0)
+        self.parts.get(1).copied().unwrap_or(0)
     }
 
     /// Major and minor only (`12.4.1` → `12.4`).
     #[must_use]
     pub fn major_minor(&self) -> Version {
-        Version(vec![self.major(), self.minor()])
+        Version {
+            parts: vec![self.major(), self.minor()],
+            text: format!("{}.{}", self.major(), self.minor()),
+        }
     }
 }
 
 impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
-        let n = self.0.len().max(other.0.len());
+        let n = self.parts.len().max(other.parts.len());
         (0..n)
             .map(|i| {
-                let a = self.0.get(i).copied().unwrap_or(0);
-                let b = other.0.get(i).copied().unwrap_or(0);
+                let a = self.parts.get(i).copied().unwrap_or(0);
+                let b = other.parts.get(i).copied().unwrap_or(0);
                 a.cmp(&b)
             })
             .find(|o| o.is_ne())
@@ -61,10 +71,17 @@ impl PartialOrd for Version {
     }
 }
 
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Version {}
+
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self.0.iter().map(u32::to_string).collect();
-        f.write_str(&parts.join("."))
+        f.write_str(&self.text)
     }
 }
 
@@ -361,6 +378,7 @@ mod tests {
         assert_eq!(v("2.3.0+cu121"), v("2.3.0"));
         assert_eq!(v("12.4").cmp(&v("12.4.0")), Ordering::Equal);
         assert_eq!(Version::parse("abc"), None);
+        assert_eq!(v("470.182.03").to_string(), "470.182.03", "printed as written");
     }
 
     #[test]
