@@ -23,7 +23,11 @@ pub struct RuleDoc {
 }
 
 /// The rule modules. Add one line per module.
-const MODULES: &[&[&RuleDoc]] = &[crate::explain::RULES, crate::memory::RULES, crate::env::RULES];
+const MODULES: &[&[&RuleDoc]] = &[
+    crate::explain::RULES,
+    crate::memory::RULES,
+    crate::env::RULES,
+];
 
 /// All rules, sorted by code.
 pub fn all() -> Vec<&'static RuleDoc> {

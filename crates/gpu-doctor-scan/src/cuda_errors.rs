@@ -178,6 +178,14 @@ pub const CUDA_ERRORS: &[CudaErrorEntry] = &[
         true,
     ),
     e(
+        600,
+        "cudaErrorNotReady",
+        "CUDA_ERROR_NOT_READY",
+        "device not ready",
+        false,
+        false,
+    ),
+    e(
         700,
         "cudaErrorIllegalAddress",
         "CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -231,7 +239,7 @@ pub const CUDA_ERRORS: &[CudaErrorEntry] = &[
         "CUDA_ERROR_MISALIGNED_ADDRESS",
         "misaligned address",
         true,
-        false,
+        true,
     ),
     e(
         717,

@@ -18,7 +18,7 @@ pub enum Framework {
     /// The CUDA runtime or driver API used directly (or a library whose name is unknown).
     Cuda,
     Nccl,
-    /// The kernel log (NVRM, PCIe AER, ...).
+    /// The kernel log (`NVRM`, `PCIe` AER, ...).
     Kernel,
     Other,
 }
@@ -44,27 +44,27 @@ impl Framework {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OomStyle {
-    /// PyTorch ≤0.4: `cuda runtime error (2) : out of memory`.
+    /// `PyTorch` ≤0.4: `cuda runtime error (2) : out of memory`.
     TorchThc,
-    /// PyTorch 1.0–1.3: `(GPU 0; X total capacity; Y already allocated; Z free; W cached)`.
+    /// `PyTorch` 1.0–1.3: `(GPU 0; X total capacity; Y already allocated; Z free; W cached)`.
     TorchCached,
-    /// PyTorch 1.4–2.0: `...; W reserved in total by PyTorch)`.
+    /// `PyTorch` 1.4–2.0: `...; W reserved in total by PyTorch)`.
     TorchReservedTotal,
-    /// PyTorch 2.1+: the sentence form (`GPU 0 has a total capacity of ...`).
+    /// `PyTorch` 2.1+: the sentence form (`GPU 0 has a total capacity of ...`).
     TorchSentence,
-    /// PyTorch with `backend:cudaMallocAsync`: `Allocation on device 0 would exceed allowed memory`.
+    /// `PyTorch` with `backend:cudaMallocAsync`: `Allocation on device 0 would exceed allowed memory`.
     TorchMallocAsync,
     /// `CUDA error: out of memory` from a CUDA call outside the caching allocator.
     CudaCall,
     /// Apple's MPS backend.
     TorchMps,
-    /// TensorFlow: `OOM when allocating tensor with shape[...]`.
+    /// `TensorFlow`: `OOM when allocating tensor with shape[...]`.
     TfOpKernel,
-    /// The BFC allocator (TensorFlow and JAX): `Allocator (GPU_0_bfc) ran out of memory trying to allocate`.
+    /// The BFC allocator (`TensorFlow` and JAX): `Allocator (GPU_0_bfc) ran out of memory trying to allocate`.
     Bfc,
     /// JAX/XLA: `RESOURCE_EXHAUSTED: Out of memory while trying to allocate`.
     Xla,
-    /// CuPy: `OutOfMemoryError: Out of memory allocating N bytes (allocated so far: M bytes)`.
+    /// `CuPy`: `OutOfMemoryError: Out of memory allocating N bytes (allocated so far: M bytes)`.
     Cupy,
     /// NCCL: `Cuda failure 2 'out of memory'`.
     Nccl,
@@ -82,16 +82,16 @@ pub struct OomInfo {
     pub style: Option<OomStyle>,
     /// `CUDA`, `HIP`, `XPU`, `MPS`, ... when the message names it.
     pub device_kind: Option<String>,
-    /// The device ordinal the message names (the CUDA ordinal, not the NVML index).
+    /// The device ordinal the message names (the CUDA ordinal, not the `NVML` index).
     pub gpu: Option<u32>,
     pub requested_bytes: Option<u64>,
     pub total_bytes: Option<u64>,
     pub free_bytes: Option<u64>,
-    /// All memory this process holds on the GPU, PyTorch's and everything else's (NVML).
+    /// All memory this process holds on the GPU, `PyTorch's` and everything else's (`NVML`).
     pub this_process_bytes: Option<u64>,
     /// Memory handed out to tensors by the framework's allocator.
     pub allocated_bytes: Option<u64>,
-    /// Reserved by the allocator but not handed out (PyTorch ≥2.1 states it; older messages
+    /// Reserved by the allocator but not handed out (`PyTorch` ≥2.1 states it; older messages
     /// are converted).
     pub reserved_unallocated_bytes: Option<u64>,
     /// All memory reserved by the allocator, when the message gives it.
@@ -100,9 +100,9 @@ pub struct OomInfo {
     pub allowed_bytes: Option<u64>,
     /// Memory in private pools (CUDA graphs).
     pub private_pool_bytes: Option<u64>,
-    /// Other processes on the GPU and what they hold (PyTorch ≥2.1 via NVML).
+    /// Other processes on the GPU and what they hold (`PyTorch` ≥2.1 via `NVML`).
     pub other_processes: Vec<(u32, u64)>,
-    /// The TensorFlow "ran out of memory ... this is not a failure" warning.
+    /// The `TensorFlow` "ran out of memory ... this is not a failure" warning.
     pub not_a_failure: bool,
     /// The message ended before its numbers did (cut by a log collector or a terminal).
     pub truncated: bool,
@@ -148,13 +148,13 @@ pub struct NcclInfo {
 pub enum EnvKind {
     /// The driver is older than the CUDA runtime (`driver ... too old`, error 35, PTX 222).
     DriverTooOld,
-    /// A CPU-only PyTorch (`Torch not compiled with CUDA enabled`).
+    /// A CPU-only `PyTorch` (`Torch not compiled with CUDA enabled`).
     TorchCpuBuild,
     /// No kernel for this GPU's architecture (`sm_XX is not compatible`, error 209).
     ArchUnsupported,
     /// A CUDA library cannot be loaded (`libcudart.so.12: cannot open shared object file`).
     LibMissing,
-    /// `Driver/library version mismatch` (NVML).
+    /// `Driver/library version mismatch` (`NVML`).
     NvmlMismatch,
     /// No driver, or the driver is not loaded (`couldn't communicate with the NVIDIA driver`).
     NoDriver,
@@ -194,7 +194,7 @@ pub enum ObsKind {
     Ecc {
         corrected: bool,
     },
-    /// A PCIe AER line.
+    /// A `PCIe` AER line.
     Aer {
         corrected: bool,
         pci: Option<String>,
@@ -208,10 +208,30 @@ pub enum ObsKind {
         /// The step or iteration printed on the same line, if any.
         step: Option<u64>,
     },
-    /// An allocator statistic (TensorFlow BFC `InUse:`, `LargestFreeBlock:`, `Limit:`).
+    /// An allocator statistic (`TensorFlow` BFC `InUse:`, `LargestFreeBlock:`, `Limit:`).
     AllocatorStat {
         key: String,
         bytes: u64,
+    },
+    /// A GPU's memory as a tool printed it into the log (nvidia-smi, gpustat, `TensorFlow`'s
+    /// device listing): any of used, free and total, in bytes.
+    GpuMemory {
+        gpu: Option<u32>,
+        used_bytes: Option<u64>,
+        free_bytes: Option<u64>,
+        total_bytes: Option<u64>,
+    },
+    /// A process row of an nvidia-smi table printed into the log.
+    GpuProcess {
+        gpu: u32,
+        pid: u32,
+        bytes: u64,
+    },
+    /// A temperature from `nvidia-smi -q` (`GPU Current Temp`, `GPU Max Operating Temp`,
+    /// `GPU Slowdown Temp`), with its key in `snake_case`.
+    Temperature {
+        key: String,
+        celsius: u32,
     },
     /// A compute-sanitizer report header (`========= Invalid __global__ read of size 4 bytes`).
     SanitizerReport {
@@ -237,6 +257,9 @@ impl ObsKind {
             ObsKind::MemoryReading { .. } => "memory_reading",
             ObsKind::AllocatorStat { .. } => "allocator_stat",
             ObsKind::SanitizerReport { .. } => "sanitizer_report",
+            ObsKind::GpuMemory { .. } => "gpu_memory",
+            ObsKind::GpuProcess { .. } => "gpu_process",
+            ObsKind::Temperature { .. } => "temperature",
         }
     }
 }

@@ -118,6 +118,15 @@ const TRIGGERS: &[&str] = &[
     "cupy",
     "libcu",
     "GPU",
+    "hermal",
+    "Temp",
+    "architecture",
+    "nearest allocation",
+    "out of bounds",
+    "functionality is not supported",
+    "resource allocation failed",
+    "library was not initialized",
+    " MB |",
 ];
 
 static PREFILTER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| AhoCorasick::new(TRIGGERS).ok());
@@ -343,6 +352,25 @@ impl Scanner {
             self.facts.dropped_observations += 1;
         }
         kept.last.push_back(obs);
+    }
+
+    /// Adds everything another scanner gathered, as later inputs of this one (used to scan
+    /// a stream into a scratch scanner and keep it only if the stream turned out usable).
+    pub fn absorb(&mut self, other: Scanner) {
+        self.end_source();
+        let facts = other.finish();
+        for mut obs in facts.observations {
+            obs.seq = self.seq;
+            self.seq += 1;
+            self.keep(obs);
+        }
+        self.facts.frameworks.extend(facts.frameworks);
+        self.facts.ranks.extend(facts.ranks);
+        self.facts.bytes_scanned += facts.bytes_scanned;
+        self.facts.lines_scanned += facts.lines_scanned;
+        self.facts.long_lines += facts.long_lines;
+        self.facts.dropped_observations += facts.dropped_observations;
+        self.facts.sources.extend(facts.sources);
     }
 
     /// The facts gathered from every input, in input order.

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 #[derive(Debug, Default)]
 pub(crate) struct Context {
     /// The last framework a line named, for lines that name none (the BFC allocator's lines
-    /// are the same in TensorFlow and JAX).
+    /// are the same in `TensorFlow` and JAX).
     pub last_framework: Option<Framework>,
 }
 
@@ -126,7 +126,7 @@ regex!(
 );
 regex!(
     RE_CUDA_NUMBER,
-    r"(?:cuda runtime error \((\d+)\)|CUDA error (\d+)\b|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+))"
+    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+))"
 );
 regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? failed");
 regex!(
@@ -245,6 +245,19 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((obs, Some(Framework::Kernel)));
         return found;
     }
+    if text.starts_with("=========")
+        && (text.contains("bytes after the nearest allocation")
+            || text.contains("bytes before the nearest allocation")
+            || text.contains("is out of bounds"))
+    {
+        found.observations.push((
+            ObsKind::SanitizerReport {
+                what: "Out-of-bounds access".to_owned(),
+            },
+            Some(Framework::Cuda),
+        ));
+        return found;
+    }
     if let Some(what) = RE_SANITIZER.captures(text).and_then(|c| c.get(1)) {
         found.observations.push((
             ObsKind::SanitizerReport {
@@ -314,13 +327,18 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         ));
         return found;
     }
-    if let Some(c) = RE_CUBLAS.captures(text) {
-        let status = c[1].to_owned();
+    if let Some(status) = cublas_status(text) {
         found.observations.push((
             ObsKind::Cublas(LibStatus {
                 code: cublas_code(&status),
+                call: RE_WHEN_CALLING
+                    .captures(text)
+                    .map(|c| c[1].to_owned())
+                    .or_else(|| {
+                        (text.contains("cublas handle") || text.contains("cublasCreate"))
+                            .then(|| "cublasCreate".to_owned())
+                    }),
                 status,
-                call: RE_WHEN_CALLING.captures(text).map(|c| c[1].to_owned()),
             }),
             hint,
         ));
@@ -371,10 +389,139 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((ObsKind::CudaError(err), hint));
         return found;
     }
+    if let Some(obs) = gpu_state(text) {
+        found.observations.push((obs, None));
+        return found;
+    }
     if let Some(obs) = memory_reading(text) {
         found.observations.push((obs, hint));
     }
     found
+}
+
+/// The cuBLAS status a line names: the first that is not `CUBLAS_STATUS_SUCCESS` (a check
+/// like `err == CUBLAS_STATUS_SUCCESS (1 vs. 0)` names success and carries the real number),
+/// or the status behind one of cuBLAS's own message strings.
+fn cublas_status(text: &str) -> Option<String> {
+    if let Some(c) = RE_CUBLAS
+        .captures_iter(text)
+        .find(|c| &c[1] != "CUBLAS_STATUS_SUCCESS")
+    {
+        return Some(c[1].to_owned());
+    }
+    if text.contains("CUBLAS_STATUS_SUCCESS") {
+        static RE_VS: LazyLock<Regex> = LazyLock::new(|| re(r"\((\d+) vs\. 0\)"));
+        let n: u32 = RE_VS.captures(text)?[1].parse().ok()?;
+        return Some(
+            match n {
+                1 => "CUBLAS_STATUS_NOT_INITIALIZED",
+                3 => "CUBLAS_STATUS_ALLOC_FAILED",
+                7 => "CUBLAS_STATUS_INVALID_VALUE",
+                8 => "CUBLAS_STATUS_ARCH_MISMATCH",
+                13 => "CUBLAS_STATUS_EXECUTION_FAILED",
+                14 => "CUBLAS_STATUS_INTERNAL_ERROR",
+                15 => "CUBLAS_STATUS_NOT_SUPPORTED",
+                _ => return None,
+            }
+            .to_owned(),
+        );
+    }
+    // cublasGetStatusString's texts, which llama.cpp/ggml and others print.
+    let by_string = [
+        (
+            "the library was not initialized",
+            "CUBLAS_STATUS_NOT_INITIALIZED",
+        ),
+        (
+            "the resource allocation failed",
+            "CUBLAS_STATUS_ALLOC_FAILED",
+        ),
+        (
+            "an invalid numeric value was used as an argument",
+            "CUBLAS_STATUS_INVALID_VALUE",
+        ),
+        (
+            "an absent device architectural feature is required",
+            "CUBLAS_STATUS_ARCH_MISMATCH",
+        ),
+        (
+            "the GPU program failed to execute",
+            "CUBLAS_STATUS_EXECUTION_FAILED",
+        ),
+        (
+            "the requested functionality is not supported",
+            "CUBLAS_STATUS_NOT_SUPPORTED",
+        ),
+    ];
+    by_string
+        .iter()
+        .find(|(s, _)| text.contains(s))
+        .map(|(_, status)| (*status).to_owned())
+}
+
+regex!(
+    RE_SMI_PROCESS,
+    r"^\|\s+(\d+)\s+(?:N/A\s+N/A\s+)?(\d+)\s+[CG+]+\s+\S.*?\s(\d+)\s?MiB\s*\|$"
+);
+regex!(RE_SMI_MEMORY, r"\|\s*(\d+)\s?MiB\s*/\s*(\d+)\s?MiB\s*\|");
+regex!(
+    RE_GPUSTAT,
+    r"^\[(\d+)\]\s.*\|\s*(\d+)\s*/\s*(\d+)\s*MB\s*\|"
+);
+regex!(
+    RE_TF_DEVICE_MEMORY,
+    r"^(Total|Free) memory:\s*([\d.]+)\s?([KMGT]i?B)"
+);
+regex!(
+    RE_TEMPERATURE,
+    r"^GPU (Current Temp|Max Operating Temp|Slowdown Temp|Shutdown Temp)\s*:\s*(\d+) C"
+);
+
+/// GPU state that a tool printed into the log: nvidia-smi rows, gpustat, `TensorFlow`'s
+/// device listing, `nvidia-smi -q` temperatures.
+fn gpu_state(text: &str) -> Option<ObsKind> {
+    const MIB: u64 = 1 << 20;
+    if let Some(c) = RE_SMI_PROCESS.captures(text) {
+        return Some(ObsKind::GpuProcess {
+            gpu: c[1].parse().ok()?,
+            pid: c[2].parse().ok()?,
+            bytes: int(&c, 3)? * MIB,
+        });
+    }
+    if let Some(c) = RE_SMI_MEMORY.captures(text) {
+        return Some(ObsKind::GpuMemory {
+            gpu: None,
+            used_bytes: int(&c, 1).map(|v| v * MIB),
+            free_bytes: None,
+            total_bytes: int(&c, 2).map(|v| v * MIB),
+        });
+    }
+    if let Some(c) = RE_GPUSTAT.captures(text) {
+        // gpustat's "MB" are MiB (it divides NVML's bytes by 1024²).
+        return Some(ObsKind::GpuMemory {
+            gpu: c[1].parse().ok(),
+            used_bytes: int(&c, 2).map(|v| v * MIB),
+            free_bytes: None,
+            total_bytes: int(&c, 3).map(|v| v * MIB),
+        });
+    }
+    if let Some(c) = RE_TF_DEVICE_MEMORY.captures(text) {
+        let bytes = size(&c, 2);
+        let total = &c[1] == "Total";
+        return Some(ObsKind::GpuMemory {
+            gpu: None,
+            used_bytes: None,
+            free_bytes: if total { None } else { bytes },
+            total_bytes: if total { bytes } else { None },
+        });
+    }
+    if let Some(c) = RE_TEMPERATURE.captures(text) {
+        return Some(ObsKind::Temperature {
+            key: c[1].to_ascii_lowercase().replace(' ', "_"),
+            celsius: c[2].parse().ok()?,
+        });
+    }
+    None
 }
 
 /// `void foo<float>(float*, int) [with T = float]` → `foo`.
@@ -426,7 +573,9 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         torch_fields(text, &mut o);
         return Some((o, false));
     }
-    if text.contains("cuda runtime error (2) : out of memory") {
+    if text.contains("cuda runtime error (2) : out of memory")
+        || (text.contains("THCudaCheck") && text.contains("out of memory"))
+    {
         o.framework = Some(Framework::Pytorch);
         o.style = Some(OomStyle::TorchThc);
         return Some((o, false));
@@ -534,7 +683,7 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
     None
 }
 
-/// Fills PyTorch's OOM fields from either message shape.
+/// Fills `PyTorch's` OOM fields from either message shape.
 fn torch_fields(text: &str, o: &mut OomInfo) {
     if let Some(c) = RE_NEW_TOTAL.captures(text) {
         o.style = Some(OomStyle::TorchSentence);
@@ -589,7 +738,7 @@ fn torch_fields(text: &str, o: &mut OomInfo) {
     }
 }
 
-/// Bytes of a TensorFlow tensor from its shape and dtype (`[2048,768]`, `float`).
+/// Bytes of a `TensorFlow` tensor from its shape and dtype (`[2048,768]`, `float`).
 fn tensor_bytes(shape: Option<&str>, dtype: Option<&str>) -> Option<u64> {
     let shape = shape?;
     let mut elements: u64 = 1;
@@ -630,6 +779,9 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "AcceleratorError",
         "CUDA kernel",
         "CUDA call failed",
+        "CUDA driver error",
+        "cudaSuccess",
+        "Error [CUDA]",
     ]
     .iter()
     .any(|w| text.contains(w));
@@ -742,11 +894,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             return Some((EnvKind::LibMissing, Some(lib)));
         }
     }
-    if text.contains("couldn't communicate with the NVIDIA driver")
+    if text.contains("invalid value for --gpu-architecture")
+        || text.contains("Unsupported gpu architecture")
+    {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
+    if text.contains("communicate with the NVIDIA driver")
         || text.contains("Found no NVIDIA driver")
-        || text.contains("no CUDA-capable device is detected")
-        || text.contains("cudaErrorNoDevice")
-        || text.contains("CUDA_ERROR_NO_DEVICE")
         || text.contains("CUDA driver initialization failed")
         || text.contains("NVIDIA driver is not loaded")
         || text.contains("NVIDIA kernel module")
@@ -756,7 +910,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::NoDriver, None));
     }
+    // Error 100 means the driver answered but showed no GPU: without a driver the runtime
+    // reports 35 (insufficient driver) instead. An empty or wrong CUDA_VISIBLE_DEVICES, or a
+    // container started without GPUs, is what hides them.
     if text.contains("invalid device ordinal")
+        || text.contains("no CUDA-capable device is detected")
+        || text.contains("cudaErrorNoDevice")
+        || text.contains("CUDA_ERROR_NO_DEVICE")
         || text.contains("No CUDA GPUs are available")
         || text.contains("all CUDA-capable devices are busy or unavailable")
         || text.contains("cudaErrorInvalidDevice")
@@ -769,7 +929,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
 }
 
 fn nccl(text: &str) -> Option<NcclInfo> {
-    if text.contains("Watchdog caught collective operation timeout")
+    if text.contains("Watchdog caught collective")
         || text.contains("collective operation timeout")
         || (text.contains("NCCL") && text.contains("timed out"))
         || (text.contains("WorkNCCL") && text.contains("timing out"))
@@ -792,6 +952,20 @@ fn nccl(text: &str) -> Option<NcclInfo> {
     if let Some(c) = RE_NCCL_NAME.captures(text) {
         return Some(NcclInfo {
             kind: c[1].to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
+    if (text.contains("NCCL WARN") && (text.contains("failed") || text.contains("rror")))
+        || (text.contains("shared memory segment") && text.contains("nccl"))
+    {
+        let kind = if text.contains("shm") || text.contains("shared memory") {
+            "shared memory (/dev/shm) failure"
+        } else {
+            "NCCL WARN"
+        };
+        return Some(NcclInfo {
+            kind: kind.to_owned(),
             timeout_ms: None,
             version: None,
         });
@@ -862,6 +1036,16 @@ fn kernel(text: &str) -> Option<ObsKind> {
             });
         }
     }
+    if lower.contains("thermal violation")
+        || lower.contains("clocks event due to thermal")
+        || lower.contains("clocks event due to power")
+        || ((lower.contains("hw slowdown")
+            || lower.contains("thermal slowdown")
+            || lower.contains("power brake"))
+            && lower.contains(": active"))
+    {
+        return Some(ObsKind::ThermalPower);
+    }
     if (text.contains("Slowdown") || text.contains("slowdown"))
         && (lower.contains("thermal") || lower.contains("power") || lower.contains("hw"))
         && (lower.contains("active") || lower.contains("gpu") || lower.contains("nvrm"))
@@ -881,16 +1065,15 @@ fn memory_reading(text: &str) -> Option<ObsKind> {
     }
     let c = RE_MEM_READING.captures(text)?;
     let number = c.get(1)?.as_str();
-    let bytes = match c.get(2) {
-        Some(unit) => parse_size(number, unit.as_str())?,
-        None => {
-            // A bare number is bytes only when it is large; "mem: 12" is not a reading.
-            let n: u64 = number.replace(',', "").parse().ok()?;
-            if n < 1 << 20 {
-                return None;
-            }
-            n
+    let bytes = if let Some(unit) = c.get(2) {
+        parse_size(number, unit.as_str())?
+    } else {
+        // A bare number is bytes only when it is large; "mem: 12" is not a reading.
+        let n: u64 = number.replace(',', "").parse().ok()?;
+        if n < 1 << 20 {
+            return None;
         }
+        n
     };
     let step = RE_STEP.captures(text).and_then(|c| int(&c, 1));
     Some(ObsKind::MemoryReading { bytes, step })
@@ -1105,6 +1288,28 @@ mod tests {
             ObsKind::CudaError(e) => assert_eq!(e.code, Some(700)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn more_cuda_error_shapes() {
+        match one("RuntimeError: CUDA driver error: device not ready") {
+            ObsKind::CudaError(e) => assert_eq!(e.code, Some(600)),
+            other => panic!("{other:?}"),
+        }
+        match one("CUDA error = 999at main.cu:196'cudaDeviceSynchronize()/n") {
+            ObsKind::CudaError(e) => assert_eq!(e.code, Some(999)),
+            other => panic!("{other:?}"),
+        }
+        match one(
+            "Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs. 0) : Create cublas handle failed",
+        ) {
+            ObsKind::Cublas(s) => assert_eq!(s.status, "CUBLAS_STATUS_NOT_INITIALIZED"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            one("[0] Tesla V100-SXM2-16GB | 44'C,   0 % | 15836 / 16130 MB |"),
+            ObsKind::GpuMemory { gpu: Some(0), .. }
+        ));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! `G`/`M`, which tools such as nvidia-smi and training loggers use for 2^30/2^20.
 
 /// Bytes in a size written as a number and a unit. `None` for anything unparsable, for
-/// negative numbers and for NVML's 2^64 "unknown" sentinel (`17179869184.00 GiB`).
+/// negative numbers and for `NVML`'s 2^64 "unknown" sentinel (`17179869184.00 GiB`).
 pub fn parse_size(number: &str, unit: &str) -> Option<u64> {
     let cleaned: String = number.chars().filter(|c| *c != ',').collect();
     let value: f64 = cleaned.parse().ok()?;
@@ -16,7 +16,7 @@ pub fn parse_size(number: &str, unit: &str) -> Option<u64> {
     let bytes = value * multiplier;
     // NVML reports an unknown per-process figure as 2^64 - 1; PyTorch prints it as
     // 17179869184.00 GiB. Anything at or above 2^63 bytes is not a real measurement.
-    if bytes >= 9.223_372_036_854_775_807e18 {
+    if bytes >= 9.223_372_036_854_776e18 {
         return None;
     }
     Some(bytes.round() as u64)

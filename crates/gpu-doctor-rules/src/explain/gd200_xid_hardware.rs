@@ -1,4 +1,4 @@
-//! GD200: a driver, firmware, NVLink or hardware Xid in the kernel log.
+//! GD200: a driver, firmware, `NVLink` or hardware Xid in the kernel log.
 
 use super::xid::{XidClass, lookup};
 use super::{Hit, Input, evidence, xid_observations, xid_phrase};
@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "xid-hardware",
     cause: Some(Cause::HwXid),
     summary: "The driver logged an Xid that points at the GPU, its firmware, NVLink or the driver",
-    body: r#"## What it does
+    body: r"## What it does
 Reads Xid lines from the kernel log in all their forms (`NVRM: Xid (PCI:0000:05:00): 119,
 pid=..., ...`, the old `NVRM: Xid (0000:03:00): 14, ...`, journal and `/dev/kmsg` prefixes)
 and maps each to NVIDIA's Xid catalog (meaning and first action). This rule reports the Xids
@@ -32,7 +32,7 @@ for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4
 Follow the catalog's first action, shown in the finding: usually drain the GPU, reset it
 (`nvidia-smi -r -i N`, as an administrator, with no processes on it) or reboot the node. If
 the Xid comes back, collect `nvidia-bug-report.sh` and contact the vendor.
-"#,
+",
 };
 
 fn hardware(class: Option<XidClass>) -> bool {

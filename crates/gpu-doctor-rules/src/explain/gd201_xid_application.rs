@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "xid-application",
     cause: Some(Cause::IllegalAccess),
     summary: "The driver logged an application Xid (13, 31, 43, 45, 68): the job's kernel faulted",
-    body: r#"## What it does
+    body: r"## What it does
 Finds the Xids NVIDIA counts as application errors: 13 (graphics engine exception), 31 (GPU
 memory page fault), 43 (channel reset), 45 (preemptive cleanup) and 68 (video decoder).
 
@@ -31,7 +31,7 @@ FAULT_PDE ACCESS_TYPE_VIRT_READ
 Treat it like an illegal memory access: rerun with `CUDA_LAUNCH_BLOCKING=1` and under
 `compute-sanitizer` (`gpu-doctor sanitize -- ...`). If the same Xid appears with different
 programs on one GPU only, suspect the GPU.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "gpu-fell-off-bus",
     cause: Some(Cause::HwXid),
     summary: "The GPU fell off the PCIe bus (Xid 79) or is lost",
-    body: r#"## What it does
+    body: r"## What it does
 Finds Xid 79 (`GPU has fallen off the bus`), the single-line `NVRM: GPU 0000:18:00.0: GPU has
 fallen off the bus.`, `GPU is lost` from nvidia-smi/NVML, and Xid 167 (PCIe fatal timeout).
 
@@ -28,7 +28,7 @@ NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen 
 1. Drain the node and reboot it.
 2. If it happens again: check power cables and PSU headroom, temperatures, reseat the card or
    riser, update the VBIOS/driver; a repeat on the same GPU means hardware service.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

@@ -11,7 +11,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "ecc-uncorrectable",
     cause: Some(Cause::HwXid),
     summary: "Uncorrectable GPU memory (ECC) errors: Xid 48/94/95/63/64, CUDA error 214",
-    body: r#"## What it does
+    body: r"## What it does
 Finds memory-error Xids (48 double-bit ECC, 94 contained, 95 uncontained, 63/64 page
 retirement or row remapping, 140, 171/172), kernel lines reporting uncorrectable or
 double-bit ECC errors, and CUDA error 214 (`uncorrectable ECC error encountered`).
@@ -33,7 +33,7 @@ has been detected on GPU in the framebuffer at partition 1, subpartition 0.
 2. Check the counters and pending remaps: `nvidia-smi -q -d ECC,ROW_REMAPPER`.
 3. Reset the GPU to apply pending remaps; if remapping failed or errors recur, take the GPU out
    of service.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

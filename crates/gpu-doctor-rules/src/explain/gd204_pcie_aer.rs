@@ -1,4 +1,4 @@
-//! GD204: PCIe Advanced Error Reporting (AER) errors.
+//! GD204: `PCIe` Advanced Error Reporting (AER) errors.
 
 use super::{Hit, Input, evidence};
 use crate::registry::RuleDoc;
@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "pcie-aer",
     cause: Some(Cause::HwXid),
     summary: "PCIe AER errors in the kernel log (corrected or uncorrected)",
-    body: r#"## What it does
+    body: r"## What it does
 Finds PCIe Advanced Error Reporting lines in the kernel log: `AER: Corrected error received`,
 `AER: Uncorrected (Fatal) error received`, `PCIe Bus Error: severity=Corrected, type=Physical
 Layer`.
@@ -30,7 +30,7 @@ pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0
    (current vs max generation and width).
 2. Reseat the card or riser; check for a link running below its width.
 3. Uncorrected errors that repeat: service the slot or the GPU.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

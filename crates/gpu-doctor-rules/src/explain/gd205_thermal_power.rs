@@ -11,7 +11,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "thermal-power",
     cause: Some(Cause::HwThermalPower),
     summary: "Power or thermal trouble in the logs: Xid 54 (aux power), HW/thermal slowdown",
-    body: r#"## What it does
+    body: r"## What it does
 Finds Xid 54 (auxiliary power not connected) and log lines reporting an active hardware,
 thermal or power-brake slowdown.
 
@@ -28,7 +28,7 @@ NVRM: Xid (PCI:0000:01:00): 54, Auxiliary power is not connected to the GPU boar
 1. Check power and temperature: `nvidia-smi -q -d POWER,TEMPERATURE,PERFORMANCE`
    (the clock-event reasons say which slowdown is active).
 2. Connect the board's auxiliary power; check cooling, fans and airflow.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
@@ -39,6 +39,26 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         .iter()
         .filter(|o| matches!(o.kind, ObsKind::ThermalPower))
         .collect();
+    // nvidia-smi -q temperatures: the GPU at (or within 3 °C of) its slowdown or maximum
+    // operating temperature is being held back.
+    let temps: Vec<(&Observation, &str, u32)> = input
+        .facts
+        .observations
+        .iter()
+        .filter_map(|o| match &o.kind {
+            ObsKind::Temperature { key, celsius } => Some((o, key.as_str(), *celsius)),
+            _ => None,
+        })
+        .collect();
+    let current = temps.iter().find(|t| t.1 == "current_temp");
+    let limit = temps
+        .iter()
+        .filter(|t| t.1 == "max_operating_temp" || t.1 == "slowdown_temp")
+        .min_by_key(|t| t.2);
+    let hot = match (current, limit) {
+        (Some(c), Some(l)) if c.2 + 3 >= l.2 => Some((c.0, c.2, l.2)),
+        _ => None,
+    };
     let (first, message, severity) = if let Some(&(o, n)) = xids.first() {
         (
             o,
@@ -53,6 +73,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             *o,
             "The GPU slowed down for heat or power (a hardware or thermal slowdown was active)."
                 .to_owned(),
+            Severity::Warn,
+        )
+    } else if let Some((o, now, limit)) = hot {
+        (
+            o,
+            format!(
+                "The GPU runs at {now} °C, at its {limit} °C temperature limit: its clocks are held down for heat."
+            ),
             Severity::Warn,
         )
     } else {

@@ -11,7 +11,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "ecc-corrected",
     cause: Some(Cause::HwXid),
     summary: "Corrected (single-bit) ECC errors, or Xid 92 (a high single-bit error rate)",
-    body: r#"## What it does
+    body: r"## What it does
 Finds kernel lines about corrected (single-bit) ECC errors and Xid 92 (an excessive rate of
 them).
 
@@ -27,7 +27,7 @@ NVRM: Xid (PCI:0000:3b:00): 92, High single-bit ECC error rate
 ## How to fix
 Watch the counters (`nvidia-smi -q -d ECC`, `gpu-doctor status`); if they keep rising or
 uncorrectable errors appear, plan to take the GPU out of service.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

@@ -5,6 +5,7 @@ use super::{Hit, Input, evidence_with, ranks_phrase, size};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::Framework;
+use std::fmt::Write as _;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD500",
@@ -73,27 +74,30 @@ pub(crate) fn asked_phrase(a: &OomAnalysis) -> String {
     let gpu = i.gpu.map(|g| format!(" on GPU {g}")).unwrap_or_default();
     let ranks = ranks_phrase(&a.all.iter().collect::<Vec<_>>());
     match (i.requested_bytes, i.free_bytes, i.total_bytes) {
-        (Some(r), Some(f), Some(t)) => format!(
+        (Some(req), Some(free), Some(total)) => format!(
             "the job asked for {}{gpu}{ranks} with {} free ({} total)",
-            size(r),
-            size(f),
-            size(t)
+            size(req),
+            size(free),
+            size(total)
         ),
-        (Some(r), Some(f), None) => {
+        (Some(req), Some(free), None) => {
             format!(
                 "the job asked for {}{gpu}{ranks} with {} free",
-                size(r),
-                size(f)
+                size(req),
+                size(free)
             )
         }
-        (Some(r), None, Some(t)) => {
+        (Some(req), None, Some(total)) => {
             format!(
                 "the job asked for {}{gpu}{ranks} ({} total)",
-                size(r),
-                size(t)
+                size(req),
+                size(total)
             )
         }
-        (Some(r), None, None) => format!("the job asked for {}{gpu}{ranks}", size(r)),
+        (Some(req), None, None) => format!("the job asked for {}{gpu}{ranks}", size(req)),
+        _ if i.style == Some(gpu_doctor_scan::OomStyle::Library) => format!(
+            "a CUDA library (cuBLAS/cuDNN) could not get memory for its handle or workspace{gpu}{ranks}"
+        ),
         _ => format!("an allocation failed{gpu}{ranks}"),
     }
 }
@@ -102,15 +106,16 @@ fn finding(a: &OomAnalysis) -> Hit {
     let i = &a.info;
     let mut message = format!("Out of memory: {}", asked_phrase(a));
     if let Some(m) = a.missing_bytes.filter(|m| *m > 0 && i.free_bytes.is_some()) {
-        message.push_str(&format!("; it needs about {} more", size(m)));
+        let _ = write!(message, "; it needs about {} more", size(m));
     }
     if let (Some(allowed), Some(total)) = (i.allowed_bytes, i.total_bytes)
         && allowed < total
     {
-        message.push_str(&format!(
+        let _ = write!(
+            message,
             " and the process is limited to {} of it",
             size(allowed)
-        ));
+        );
     }
     message.push('.');
     let confidence = if i.requested_bytes.is_some() && i.free_bytes.is_some() {

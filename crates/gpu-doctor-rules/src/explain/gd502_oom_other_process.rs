@@ -5,13 +5,14 @@ use super::{Hit, Input, size};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, GpuIndex, Severity};
 use gpu_doctor_scan::Framework;
+use std::fmt::Write as _;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD502",
     name: "oom-other-process",
     cause: Some(Cause::OomOtherProcess),
     summary: "Out of memory because other processes hold the GPU's memory",
-    body: r#"## What it does
+    body: r"## What it does
 Finds out-of-memory errors where this process held little while the GPU was full: the message
 lists other processes (`Process 1234 has 6.00 GiB memory in use`), or the arithmetic
 total − free − this process leaves a large share to someone else, or (with `--live`) other
@@ -35,7 +36,7 @@ PyTorch holds 86 MiB of 7.92 GiB; about 7.8 GiB belongs to something else.
 2. Stop the stale process, or run on a free GPU (`CUDA_VISIBLE_DEVICES=N`, `gpu-doctor pick`).
 3. For JAX or TensorFlow neighbours: they preallocate most of the GPU; set
    `XLA_PYTHON_CLIENT_PREALLOCATE=false` / `tf.config.experimental.set_memory_growth`.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
@@ -49,15 +50,24 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let whose = match a.others_from {
         Some("message") => "other processes listed in the message".to_owned(),
         Some("live") => "other processes on the GPU now".to_owned(),
+        Some("log") => "other processes, by the GPU state printed in the log".to_owned(),
+        Some("jax") => "something outside JAX's preallocated pool (another process, or TensorFlow in the same one)".to_owned(),
         _ => "memory outside this process".to_owned(),
     };
-    let mut message = format!(
-        "Out of memory because the GPU is held by someone else: {}, and {} belongs to {whose}",
-        asked_phrase(a),
-        size(others)
-    );
+    let mut message = if a.others_from == Some("jax") {
+        format!(
+            "Out of memory outside JAX's pool: {}; JAX preallocates 75% of the GPU, so the rest was taken by {whose}",
+            asked_phrase(a)
+        )
+    } else {
+        format!(
+            "Out of memory because the GPU is held by someone else: {}, and {} belongs to {whose}",
+            asked_phrase(a),
+            size(others)
+        )
+    };
     if let Some(mine) = a.info.this_process_bytes.or(a.info.reserved_total_bytes) {
-        message.push_str(&format!(" while this process held only {}", size(mine)));
+        let _ = write!(message, " while this process held only {}", size(mine));
     }
     message.push('.');
     let mut f = Finding::new("GD502", Cause::OomOtherProcess, Severity::Error, message)

@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "oom-request-exceeds-gpu",
     cause: Some(Cause::OomCapacity),
     summary: "Out of memory: one allocation is larger than the whole GPU",
-    body: r#"## What it does
+    body: r"## What it does
 Finds out-of-memory errors where the single failed request is larger than the GPU's total
 memory (or the process's allowed limit).
 
@@ -31,7 +31,7 @@ on a 141 GB H200.
    dimension that is far too large.
 2. If the size is intended, split the work (chunk the computation, shard the model with
    FSDP/tensor parallelism, or offload to CPU).
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

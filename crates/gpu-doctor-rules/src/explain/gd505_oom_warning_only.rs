@@ -1,4 +1,4 @@
-//! GD505: TensorFlow's "ran out of memory ... not a failure" warning, on its own.
+//! GD505: `TensorFlow`'s "ran out of memory ... not a failure" warning, on its own.
 
 use super::{Hit, Input, evidence};
 use crate::registry::RuleDoc;

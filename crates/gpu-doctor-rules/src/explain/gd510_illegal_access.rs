@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "illegal-memory-access",
     cause: Some(Cause::IllegalAccess),
     summary: "A kernel made an illegal memory access (CUDA 700, 714–719); the process must restart",
-    body: r#"## What it does
+    body: r"## What it does
 Finds CUDA errors that mean a kernel read or wrote memory it does not own or ran a bad
 instruction: `an illegal memory access was encountered` (700), `misaligned address` (716),
 `an illegal instruction was encountered` (715), `unspecified launch failure` (719), hardware
@@ -36,7 +36,7 @@ access was encountered
    (illegal accesses in cuDNN/cuBLAS/PyTorch kernels are often fixed bugs).
 4. If it happens at random places on one GPU only, check the kernel log for Xids
    (`gpu-doctor explain --kernel`).
-"#,
+",
 };
 
 fn is_illegal(o: &Observation) -> bool {

@@ -4,6 +4,7 @@ use super::{Hit, Input, evidence, ranks_phrase};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
+use std::fmt::Write as _;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD511",
@@ -92,15 +93,17 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     all.extend(errors.iter());
     let mut message = String::from("A device-side assertion failed");
     if let Some(a) = &assertion {
-        message.push_str(&format!(": `{a}`"));
+        let _ = write!(message, ": `{a}`");
     }
     if let Some(l) = &location {
-        message.push_str(&format!(" in {l}"));
+        let _ = write!(message, " in {l}");
     }
     message.push_str(&ranks_phrase(&all));
     let meaning = assertion.as_deref().and_then(meaning);
     match meaning {
-        Some((m, _)) => message.push_str(&format!("; {m}.")),
+        Some((m, _)) => {
+            let _ = write!(message, "; {m}.");
+        }
         None => message
             .push_str("; the kernel found invalid input (often an index or label out of range)."),
     }

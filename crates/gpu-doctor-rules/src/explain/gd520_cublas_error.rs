@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "cublas-error",
     cause: Some(Cause::CublasError),
     summary: "A cuBLAS call failed (CUBLAS_STATUS_*)",
-    body: r#"## What it does
+    body: r"## What it does
 Finds `CUBLAS_STATUS_*` failures (`CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling
 `cublasSgemm(...)``) and says what the status usually means. `CUBLAS_STATUS_ALLOC_FAILED` is
 an out-of-memory error and is reported by the OOM rules (GD500–GD503) instead.
@@ -35,7 +35,7 @@ opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`
    are in range (a device assert often precedes it).
 3. For `INVALID_VALUE`/`NOT_SUPPORTED`, print the shapes and dtypes of the operands.
 4. Upgrade PyTorch/cuBLAS; some failures are library bugs fixed in later releases.
-"#,
+",
 };
 
 fn meaning(status: &str) -> &'static str {

@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "driver-too-old",
     cause: Some(Cause::EnvDriverTooOld),
     summary: "The NVIDIA driver is older than the CUDA runtime the software needs",
-    body: r#"## What it does
+    body: r"## What it does
 Finds `The NVIDIA driver on your system is too old (found version 11000)`, `CUDA driver
 version is insufficient for CUDA runtime version` (error 35), `the provided PTX was compiled
 with an unsupported toolchain` (222) and the container toolkit's `unsatisfied condition:
@@ -32,10 +32,10 @@ The driver supports CUDA 11.6; the PyTorch wheel needs a newer CUDA.
    `pip install torch --index-url https://download.pytorch.org/whl/cu118` for an 11.x driver.
 2. Or upgrade the driver (CUDA 12.x needs ≥ 525.60.13, 13.x ≥ 580.65.06 on Linux).
 3. On data-center GPUs, the `cuda-compat` package can run a newer CUDA on an older driver.
-"#,
+",
 };
 
-/// The newest PyTorch wheel tag that a driver supporting CUDA `major.minor` can run.
+/// The newest `PyTorch` wheel tag that a driver supporting CUDA `major.minor` can run.
 fn wheel_for(major: u32, minor: u32) -> Option<&'static str> {
     Some(match (major, minor) {
         (m, _) if m >= 13 => "cu130",

@@ -1,4 +1,4 @@
-//! GD541: a CPU-only PyTorch.
+//! GD541: a CPU-only `PyTorch`.
 
 use super::{Hit, Input, env_observations, first_and_last};
 use crate::registry::RuleDoc;

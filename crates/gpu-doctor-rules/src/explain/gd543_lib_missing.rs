@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "cuda-library-missing",
     cause: Some(Cause::EnvLibMissing),
     summary: "A CUDA library (libcudart, libcudnn, libcublas, ...) cannot be loaded",
-    body: r#"## What it does
+    body: r"## What it does
 Finds `libcudart.so.12: cannot open shared object file`, TensorFlow's `Could not load dynamic
 library 'libcudnn.so.8'`, `Could not load library libcudnn_cnn_infer.so.8` and the Windows
 `cudart64_110.dll` forms, and names the CUDA major version the library belongs to.
@@ -31,7 +31,7 @@ ImportError: libcudart.so.11.0: cannot open shared object file: No such file or 
    `nvidia-cudnn-cu12`) or the toolkit, or install the package build matching the CUDA you
    have (`cupy-cuda12x`, `jax[cuda12]`, `torch ... cu126`).
 3. If the file exists, put its directory on `LD_LIBRARY_PATH` (but JAX wants it unset).
-"#,
+",
 };
 
 /// The pip package that ships a library of this name, when there is one.
@@ -84,10 +84,10 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     for e in first_and_last(&hits) {
         f = f.with_evidence(e);
     }
-    let stem = lib
-        .as_deref()
-        .map(|l| l.split(".so").next().unwrap_or(l).to_owned())
-        .unwrap_or_else(|| "libcudart".to_owned());
+    let stem = lib.as_deref().map_or_else(
+        || "libcudart".to_owned(),
+        |l| l.split(".so").next().unwrap_or(l).to_owned(),
+    );
     f = f.with_remedy(
         "See which versions are installed and where",
         Some(format!(

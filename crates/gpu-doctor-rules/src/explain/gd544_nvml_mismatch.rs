@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "driver-library-mismatch",
     cause: Some(Cause::EnvNvmlMismatch),
     summary: "Driver/library version mismatch: the kernel module and the driver libraries differ",
-    body: r#"## What it does
+    body: r"## What it does
 Finds `Failed to initialize NVML: Driver/library version mismatch` (nvidia-smi, NVML, the
 container toolkit's `nvml error: driver/library version mismatch`).
 
@@ -30,7 +30,7 @@ Failed to initialize NVML: Driver/library version mismatch
 2. Compare `cat /proc/driver/nvidia/version` with the installed packages to confirm.
 3. Keep it from recurring: hold the driver packages (`sudo apt-mark hold 'nvidia-*'`) or
    exclude them from unattended upgrades.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "no-driver",
     cause: Some(Cause::EnvNoDriver),
     summary: "No usable NVIDIA driver: not installed, not loaded, or not visible in the container",
-    body: r#"## What it does
+    body: r"## What it does
 Finds `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`, `Found
 no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100),
 `libcuda.so.1: cannot open shared object file` and `CUDA driver is a stub library`.
@@ -31,7 +31,7 @@ the latest NVIDIA driver is installed and running.
 2. Rebuild or reinstall the driver for the running kernel; with Secure Boot, sign the module
    (MOK) or disable Secure Boot; blacklist nouveau.
 3. In a container: run it with the NVIDIA container toolkit (`docker run --gpus all ...`).
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

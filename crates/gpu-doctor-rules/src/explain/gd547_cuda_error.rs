@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "cuda-error",
     cause: Some(Cause::Other),
     summary: "A CUDA error that no more specific rule explains (unknown error, launch timeout, ...)",
-    body: r#"## What it does
+    body: r"## What it does
 Reports CUDA runtime and driver errors that the more specific rules do not cover, by name and
 number, and says whether the error is sticky: `unknown error` (999), `the launch timed out
 and was terminated` (702), `invalid argument` (1), `invalid resource handle` (400),
@@ -30,7 +30,7 @@ RuntimeError: CUDA error: unknown error
 1. Check the kernel log for Xids around the same time: `gpu-doctor explain --kernel`.
 2. Rerun with `CUDA_LAUNCH_BLOCKING=1` to find the failing call.
 3. For 702 on a display GPU, run compute on a GPU without a display, or shorten kernels.
-"#,
+",
 };
 
 fn other_error(o: &Observation) -> bool {

@@ -11,7 +11,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "memory-growth",
     cause: Some(Cause::OomLeak),
     summary: "GPU memory climbs steadily over iterations: a leak that will end in an OOM",
-    body: r#"## What it does
+    body: r"## What it does
 Finds memory readings the job printed (`memory_allocated`, `mem: 12.3G`, an `nvidia-smi
 --query-gpu=memory.used` log) that climb steadily and keep climbing in the second half of the
 run, when no out-of-memory error has happened (yet). With an OOM, GD503 reports it instead.
@@ -33,7 +33,7 @@ step 30 mem: 1.14 GB
 1. Accumulate numbers, not tensors: `total_loss += loss.item()`.
 2. Detach anything stored across steps; evaluate under `torch.no_grad()`.
 3. Record the allocator history and read it with `gpu-doctor snapshot`.
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

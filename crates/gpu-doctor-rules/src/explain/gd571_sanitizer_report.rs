@@ -10,7 +10,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     name: "sanitizer-report",
     cause: Some(Cause::IllegalAccess),
     summary: "compute-sanitizer reported invalid memory accesses or races in the output",
-    body: r#"## What it does
+    body: r"## What it does
 Finds compute-sanitizer report headers in the output (`========= Invalid __global__ read of
 size 4 bytes`, `Race reported`, `Uninitialized __global__ memory read`, leaks).
 
@@ -30,7 +30,7 @@ results.
 Read the first report: it names the kernel, the thread and the address. Fix the index or
 bounds check in that kernel, then rerun under the sanitizer until it is clean
 (`gpu-doctor sanitize -- python train.py` condenses the reports).
-"#,
+",
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {

@@ -1,8 +1,8 @@
 //! The out-of-memory analysis shared by GD500–GD505: which OOM message is the one that
 //! killed the job, what its numbers say, and which cause they point to.
 //!
-//! It reasons from the numbers, never from the hint text (PyTorch prints its
-//! "expandable_segments" hint with every OOM):
+//! It reasons from the numbers, never from the hint text (`PyTorch` prints its
+//! `expandable_segments` hint with every OOM):
 //! - the request alone is larger than the GPU → a shape or model-size problem;
 //! - memory readings that climbed over iterations before the OOM → a leak;
 //! - reserved-but-unallocated memory that would have covered what was missing, or free
@@ -39,7 +39,7 @@ pub struct OomAnalysis {
     pub freest_gpu: Option<(GpuIndex, u64)>,
     /// Memory readings that climbed before the OOM.
     pub growth: Option<Growth>,
-    /// The largest contiguous free block (TensorFlow's BFC statistics), when printed.
+    /// The largest contiguous free block (`TensorFlow`'s BFC statistics), when printed.
     pub largest_free_block: Option<u64>,
     pub framework: Option<Framework>,
 }
@@ -56,17 +56,27 @@ pub struct Growth {
     pub per_step_bytes: Option<f64>,
 }
 
-/// An observation that is an OOM failure (not TensorFlow's "not a failure" warning), with
+/// An observation that is an OOM failure (not `TensorFlow`'s "not a failure" warning), with
 /// its numbers. cuBLAS and cuDNN allocation failures count: they are OOMs outside the
 /// framework's allocator.
 fn oom_of(obs: &Observation) -> Option<OomInfo> {
     match &obs.kind {
         ObsKind::Oom(info) if !info.not_a_failure => Some(info.clone()),
-        ObsKind::Cublas(s) if s.status == "CUBLAS_STATUS_ALLOC_FAILED" => Some(OomInfo {
-            framework: obs.framework,
-            style: Some(OomStyle::Library),
-            ..OomInfo::default()
-        }),
+        // cuBLAS could not allocate, or could not even create its handle (cublasCreate
+        // allocates its workspace): an OOM outside the framework's allocator.
+        ObsKind::Cublas(s)
+            if s.status == "CUBLAS_STATUS_ALLOC_FAILED"
+                || (s.status == "CUBLAS_STATUS_NOT_INITIALIZED"
+                    && s.call
+                        .as_deref()
+                        .is_some_and(|c| c.starts_with("cublasCreate"))) =>
+        {
+            Some(OomInfo {
+                framework: obs.framework,
+                style: Some(OomStyle::Library),
+                ..OomInfo::default()
+            })
+        }
         ObsKind::Cudnn(s)
             if s.status == "CUDNN_STATUS_ALLOC_FAILED"
                 || s.status == "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED" =>
@@ -131,6 +141,19 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         }
     }
 
+    // cudaMallocAsync's report: "Device limit" is the GPU's memory, and what is neither
+    // allocated by PyTorch nor free sits in the driver's pool (or other processes).
+    if info.style == Some(OomStyle::TorchMallocAsync) {
+        if let Some(limit) = info.allowed_bytes.take() {
+            info.total_bytes = Some(limit);
+        }
+        if let (Some(t), Some(a), Some(f)) =
+            (info.total_bytes, info.allocated_bytes, info.free_bytes)
+        {
+            info.reserved_unallocated_bytes = Some(t.saturating_sub(a).saturating_sub(f));
+        }
+    }
+
     let gpu = info.gpu.map(GpuIndex);
     let live_device =
         live.and_then(|s| s.devices.iter().find(|d| gpu.is_none_or(|g| d.index == g)));
@@ -175,10 +198,20 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         _ => None,
     };
     let live_sum: u64 = live_processes.iter().map(|p| p.1).sum();
+    let logged = logged_others(facts, info.gpu, &info);
+    let jax_outside_pool = facts.frameworks.contains(&Framework::Jax)
+        && matches!(info.style, Some(OomStyle::CudaCall | OomStyle::Library));
     let (others, others_from) = if listed > 0 && listed >= inferred.unwrap_or(0) {
         (Some(listed), Some("message"))
     } else if let Some(i) = inferred.filter(|i| *i > 0) {
         (Some(i), Some("arithmetic"))
+    } else if let Some(l) = logged {
+        (Some(l), Some("log"))
+    } else if jax_outside_pool {
+        // JAX preallocates 75% of the GPU for XLA; a CUDA allocation outside that pool (a
+        // kernel module, a cuBLAS handle) failing means something else took the rest: another
+        // process, or TensorFlow in the same one.
+        (total.map(|t| t / 4).or(Some(u64::MAX / 4)), Some("jax"))
     } else if live_sum > 0 {
         (Some(live_sum), Some("live"))
     } else {
@@ -194,6 +227,9 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
 
     let frag_score = fragmentation_bytes(&info, total, missing, largest_free_block);
     let other_score = others.filter(|o| {
+        if others_from == Some("jax") {
+            return true;
+        }
         let floor = total
             .map_or(768 * MIB, |t| (t as f64 * 0.15) as u64)
             .max(768 * MIB);
@@ -228,6 +264,54 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         growth,
         largest_free_block,
     })
+}
+
+/// Memory held by others according to GPU state printed in the log (nvidia-smi, gpustat,
+/// `TensorFlow`'s device listing), for OOM messages that carry no numbers of their own.
+fn logged_others(facts: &LogFacts, gpu: Option<u32>, info: &OomInfo) -> Option<u64> {
+    if info.free_bytes.is_some() && info.total_bytes.is_some() {
+        return None;
+    }
+    // Without a device in the message, the job ran on the default device, cuda:0.
+    let gpu = gpu.unwrap_or(0);
+    // Process rows: after a crash only the survivors are listed; with two or more on the
+    // job's GPU, all but the smallest are someone else's.
+    let mut rows: Vec<(u32, u64)> = facts
+        .observations
+        .iter()
+        .filter_map(|o| match o.kind {
+            ObsKind::GpuProcess { gpu: g, pid, bytes } if g == gpu => Some((pid, bytes)),
+            _ => None,
+        })
+        .collect();
+    rows.sort_unstable();
+    rows.dedup_by_key(|r| r.0);
+    if rows.len() >= 2 {
+        let smallest = rows.iter().map(|r| r.1).min().unwrap_or(0);
+        let sum: u64 = rows.iter().map(|r| r.1).sum();
+        return Some(sum - smallest);
+    }
+    // Device rows: a GPU that was (nearly) full while the job's own request failed.
+    let mut total = None;
+    let mut used = None;
+    let mut free = None;
+    for o in &facts.observations {
+        if let ObsKind::GpuMemory {
+            gpu: g,
+            used_bytes,
+            free_bytes,
+            total_bytes,
+        } = o.kind
+            && g.is_none_or(|g| g == gpu)
+        {
+            total = total_bytes.or(total);
+            used = used_bytes.or(used);
+            free = free_bytes.or(free);
+        }
+    }
+    let total = total?;
+    let used = used.or_else(|| free.map(|f| total.saturating_sub(f)))?;
+    (used as f64 >= total as f64 * 0.9).then_some(used)
 }
 
 /// Bytes that fragmentation kept from the request, when the numbers say fragmentation.

@@ -1,6 +1,7 @@
 //! Unit tests of the ordering and of each rule on small, real-shaped inputs.
 
 use super::*;
+use std::fmt::Write as _;
 
 fn codes(text: &str) -> Vec<(String, Cause, Severity)> {
     explain_text(text.as_bytes())
@@ -21,8 +22,11 @@ RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCrea
     let got = codes(text);
     assert_eq!(got[0].0, "GD511");
     assert_eq!(got[0].1, Cause::DeviceAssert);
-    assert_eq!(got[1].0, "GD520");
-    assert_eq!(got[1].2, Severity::Info, "the cuBLAS error is demoted");
+    assert!(got.iter().any(|g| g.0 == "GD520"), "{got:?}");
+    assert!(
+        got[1..].iter().all(|g| g.2 == Severity::Info),
+        "everything after the assert is demoted: {got:?}"
+    );
 }
 
 #[test]
@@ -44,10 +48,7 @@ fn other_process_from_arithmetic() {
 fn leak_from_growth_before_oom() {
     let mut text = String::new();
     for step in 0..8u64 {
-        text.push_str(&format!(
-            "step {step} mem: {:.2} GB\n",
-            2.0 + step as f64 * 1.5
-        ));
+        let _ = writeln!(text, "step {step} mem: {:.2} GB", 2.0 + step as f64 * 1.5);
     }
     text.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.90 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 14.80 GiB memory in use. Of the allocated memory 14.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n");
     let got = codes(&text);
@@ -67,7 +68,7 @@ fn warm_up_is_not_a_leak() {
         (5, 6.1),
         (6, 6.1),
     ] {
-        text.push_str(&format!("step {step} mem: {gb:.2} GB\n"));
+        let _ = writeln!(text, "step {step} mem: {gb:.2} GB");
     }
     assert!(codes(&text).is_empty(), "{:?}", codes(&text));
 }

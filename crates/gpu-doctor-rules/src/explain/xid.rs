@@ -11,7 +11,7 @@ pub enum XidClass {
     App,
     /// A memory (ECC) error.
     Ecc,
-    /// The GPU left the PCIe bus.
+    /// The GPU left the `PCIe` bus.
     Bus,
     /// Power or thermal.
     Power,
