@@ -278,25 +278,25 @@ pub fn device_checks(info: Option<&DeviceInfo>, s: &DeviceSample) -> Vec<CheckRe
                     ThrottleReason::HwThermalSlowdown,
                     "GD300",
                     Severity::Error,
-                    "cooling: check fans, airflow and the room",
+                    "cooling (fans, airflow, the room)",
                 ),
                 (
                     ThrottleReason::HwPowerBrakeSlowdown,
                     "GD301",
                     Severity::Error,
-                    "power: check the supplies and the power-brake signal",
+                    "power (the supplies and the power-brake signal)",
                 ),
                 (
                     ThrottleReason::HwSlowdown,
                     "GD302",
                     Severity::Error,
-                    "heat or power: check cooling and power delivery",
+                    "cooling and power delivery",
                 ),
                 (
                     ThrottleReason::SwThermalSlowdown,
                     "GD303",
                     Severity::Warn,
-                    "cooling: the driver holds clocks down to stay under its temperature target",
+                    "cooling (the driver holds clocks down to stay under its temperature target)",
                 ),
             ]
             .into_iter()
