@@ -145,7 +145,7 @@ pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
     let i = &a.info;
     let mut out = Vec::new();
     let held = i.allocated_bytes.or(i.this_process_bytes);
-    let need = a.missing_bytes.filter(|m| *m > 0);
+    let need = a.missing_bytes.filter(|m| *m > 0 && i.free_bytes.is_some());
     let batch_detail = match (need, held) {
         (Some(m), Some(h)) if h > 0 => {
             let share = (m as f64 / h as f64 * 100.0).ceil();

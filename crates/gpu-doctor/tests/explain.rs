@@ -1,0 +1,193 @@
+//! `gpu-doctor explain` end to end: the built binary on the real H200 outputs in
+//! `testdata/h200/`, snapshots of its text and JSON output, exit statuses, the kernel log
+//! read from a file (`--kernel-log`), and hostile input on standard input.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn gpu_doctor(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    cmd.current_dir(root())
+        .args(args)
+        .env_remove("GPU_DOCTOR_KERNEL_LOG")
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("gpu-doctor runs");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin");
+        // The scanner may stop reading early only by finishing; write all of it.
+        pipe.write_all(bytes).expect("write stdin");
+    }
+    child.wait_with_output().expect("gpu-doctor finishes")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const FIXTURES: &[&str] = &[
+    "err-oom",
+    "err-frag",
+    "err-frag-oom-real",
+    "err-assert",
+    "err-illegal",
+    "err-badordinal",
+    "err-cupy_oom",
+    "err-jax_oom",
+];
+
+#[test]
+fn h200_fixtures_text() {
+    for name in FIXTURES {
+        let path = format!("testdata/h200/{name}.txt");
+        let out = gpu_doctor(&["explain", &path], None);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        insta::assert_snapshot!(format!("text_{name}"), text(&out));
+    }
+}
+
+#[test]
+fn h200_fixtures_json() {
+    for name in FIXTURES {
+        let path = format!("testdata/h200/{name}.txt");
+        let out = gpu_doctor(&["explain", "--json", &path], None);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(doc["schema_version"], 1);
+        assert!(doc["findings"].as_array().is_some_and(|f| !f.is_empty()));
+        insta::assert_json_snapshot!(format!("json_{name}"), doc);
+    }
+}
+
+#[test]
+fn primary_causes_of_the_h200_fixtures() {
+    let expect = [
+        ("err-oom", "oom_capacity"),
+        ("err-frag", "oom_capacity"),
+        ("err-frag-oom-real", "oom_fragmentation"),
+        ("err-assert", "device_assert"),
+        ("err-illegal", "illegal_access"),
+        ("err-badordinal", "env_visible_devices"),
+        ("err-cupy_oom", "oom_capacity"),
+        ("err-jax_oom", "oom_capacity"),
+    ];
+    for (name, cause) in expect {
+        let out = gpu_doctor(
+            &["explain", "--json", &format!("testdata/h200/{name}.txt")],
+            None,
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["findings"][0]["cause"], cause, "{name}");
+    }
+}
+
+#[test]
+fn clean_input_exits_0_and_says_so() {
+    let out = gpu_doctor(
+        &["explain", "-"],
+        Some(b"epoch 1 loss 0.31\nepoch 2 loss 0.29\n"),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("clean_stdin", text(&out));
+    let out = gpu_doctor(&["explain", "--json", "-"], Some(b"all good\n"));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["findings"], serde_json::json!([]));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn missing_file_is_a_usage_error() {
+    let out = gpu_doctor(&["explain", "no/such/file.log"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error: cannot open no/such/file.log"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn kernel_log_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("kern.log");
+    // NVRM lines as the real H200 printed them (testdata/h200/env.txt), plus Xid lines in
+    // the dmesg, journal and /dev/kmsg shapes.
+    std::fs::write(
+        &log,
+        "[    0.608368] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)\n\
+         [ 8812.120001] NVRM: Xid (PCI:0000:18:00): 48, pid=4242, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1, subpartition 0.\n\
+         Nov 29 18:50:03 h200 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\
+         4,357,3517699,c;NVRM: Persistence mode is deprecated and will be removed in a future release. Please use nvidia-persistenced instead.\n",
+    )
+    .unwrap();
+    let log = log.to_string_lossy().into_owned();
+    let out = gpu_doctor(&["explain", "--kernel-log", &log], None);
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out).replace(&log, "KERNEL_LOG");
+    insta::assert_snapshot!("kernel_log", shown);
+    // The job's output and the kernel log together: the hardware fault comes first.
+    let job = b"RuntimeError: CUDA error: unspecified launch failure\n";
+    let out = gpu_doctor(&["explain", "--json", "--kernel-log", &log, "-"], Some(job));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["findings"][0]["cause"], "hw_xid");
+    let later: Vec<&str> = doc["findings"].as_array().unwrap()[1..]
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(later.contains(&"GD510"), "{later:?}");
+}
+
+#[test]
+fn hostile_stdin_does_not_break_it() {
+    // Invalid UTF-8, NUL bytes, colour codes, carriage-return progress bars, rank prefixes
+    // and a 20 MB line without a newline, then a real error.
+    let mut input = Vec::new();
+    input.extend_from_slice(b"\xff\xfe\x00\x00garbage\x1b[31m red \x1b[0m\n");
+    for i in 0..200 {
+        input.extend_from_slice(format!(" {i}%|###   | {i}/200 [00:01<00:02]\r").as_bytes());
+    }
+    input.push(b'\n');
+    input.extend(std::iter::repeat_n(b'x', 20 << 20));
+    input.push(b'\n');
+    input.extend_from_slice(
+        b"[rank3]: \x1b[1;31mtorch.AcceleratorError\x1b[0m: CUDA error: an illegal memory access was encountered\n",
+    );
+    let out = gpu_doctor(&["explain", "--json", "-"], Some(&input));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &doc["findings"][0];
+    assert_eq!(f["cause"], "illegal_access");
+    assert!(f["message"].as_str().unwrap().contains("on rank 3"), "{f}");
+    assert_eq!(f["evidence"][0]["line"], 4);
+}
+
+#[test]
+fn no_input_on_a_terminal_is_not_assumed() {
+    // With stdin closed (not a terminal), explain reads it as empty input.
+    let out = gpu_doctor(&["explain"], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
