@@ -264,7 +264,9 @@ pub fn run(ctx: &Context, args: FitArgs) -> anyhow::Result<ExitStatus> {
         })
         .collect();
     // Suggestions are measured against the roomiest GPU: the one a fix helps first.
-    let roomiest = targets.iter().max_by_key(|t| t.budget_bytes);
+    let roomiest = targets
+        .iter()
+        .max_by_key(|t| (t.budget_bytes, std::cmp::Reverse(t.gpu)));
     let sugg = roomiest.map_or_else(Vec::new, |t| {
         suggestions(&model, &settings, t.budget_bytes, BATCH_LIMIT)
     });
@@ -445,7 +447,7 @@ fn render_text(
         out.push('\n');
         let against = targets
             .iter()
-            .max_by_key(|t| t.budget_bytes)
+            .max_by_key(|t| (t.budget_bytes, std::cmp::Reverse(t.gpu)))
             .map(|t| t.gpu.map_or_else(|| t.name.clone(), |i| format!("GPU {i}")))
             .unwrap_or_default();
         let _ = writeln!(
