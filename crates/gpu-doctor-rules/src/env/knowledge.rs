@@ -378,7 +378,11 @@ mod tests {
         assert_eq!(v("2.3.0+cu121"), v("2.3.0"));
         assert_eq!(v("12.4").cmp(&v("12.4.0")), Ordering::Equal);
         assert_eq!(Version::parse("abc"), None);
-        assert_eq!(v("470.182.03").to_string(), "470.182.03", "printed as written");
+        assert_eq!(
+            v("470.182.03").to_string(),
+            "470.182.03",
+            "printed as written"
+        );
     }
 
     #[test]
