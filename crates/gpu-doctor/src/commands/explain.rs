@@ -42,9 +42,16 @@ pub struct ExplainArgs {
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
-    let read_kernel = args.kernel || args.kernel_log.is_some();
+    let ExplainArgs {
+        files,
+        kernel,
+        kernel_log,
+        live,
+        json,
+    } = args;
+    let read_kernel = kernel || kernel_log.is_some();
     let stdin_is_terminal = std::io::stdin().is_terminal();
-    let files: Vec<PathBuf> = if args.files.is_empty() && !(read_kernel && stdin_is_terminal) {
+    let files: Vec<PathBuf> = if files.is_empty() && !(read_kernel && stdin_is_terminal) {
         if stdin_is_terminal {
             return Err(Hinted::new(
                 "no input: give the job's output as files or on standard input",
@@ -53,7 +60,7 @@ pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
         }
         vec![PathBuf::from("-")]
     } else {
-        args.files.clone()
+        files
     };
 
     let mut scanner = Scanner::new(ScanOptions::default());
@@ -62,15 +69,15 @@ pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
         scan_one(&mut scanner, file, progress_allowed)?;
     }
     if read_kernel {
-        scan_kernel_log(&mut scanner, args.kernel_log.as_deref(), files.is_empty())?;
+        scan_kernel_log(&mut scanner, kernel_log.as_deref(), files.is_empty())?;
     }
     let facts = scanner.finish();
 
-    let live = if args.live { live_sample(ctx) } else { None };
+    let live = if live { live_sample(ctx) } else { None };
     let findings = gpu_doctor_rules::explain::diagnose(&facts, live.as_ref());
 
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if json {
         let mut extra = serde_json::Map::new();
         extra.insert("inputs".into(), serde_json::to_value(&facts.sources)?);
         extra.insert("bytes_scanned".into(), facts.bytes_scanned.into());
@@ -123,7 +130,7 @@ fn scan_one(scanner: &mut Scanner, file: &Path, progress_allowed: bool) -> anyho
             "check the path; use `-` for standard input",
         )
     })?;
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let size = f.metadata().map_or(0, |m| m.len());
     scanner.begin_source(&name);
     let mut bar =
         (progress_allowed && size >= PROGRESS_MIN_BYTES).then(|| Progress::new(&name, size));

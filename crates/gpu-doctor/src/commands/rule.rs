@@ -27,7 +27,7 @@ fn to_json(r: &RuleDoc) -> serde_json::Value {
     serde_json::json!({
         "code": r.code,
         "name": r.name,
-        "cause": r.cause.map(|c| c.as_str()),
+        "cause": r.cause.map(gpu_doctor_model::Cause::as_str),
         "summary": r.summary,
         "body": r.body,
     })
