@@ -285,7 +285,7 @@ pub fn leak_finding(subject: &LeakSubject, verdict: &LeakVerdict) -> Finding {
 fn confidence(v: &LeakVerdict) -> f32 {
     // More evidence (a stronger trend over a longer window) → more confidence, capped.
     let strength = (v.z / 6.0).min(1.0) * (v.window_s / 120.0).min(1.0);
-    (0.6 + 0.35 * strength) as f32
+    ((0.6 + 0.35 * strength) * 100.0).round() as f32 / 100.0
 }
 
 fn short(cmd: &str) -> String {

@@ -5,12 +5,14 @@
 //! written so a killed recorder leaves a readable file. Ticks are scheduled against a fixed
 //! start so the interval does not drift by the time a sample takes.
 
-use crate::commands::Context;
+use crate::commands::report::store_error;
+use crate::commands::{Context, SourceSpec};
 use crate::exit::{ExitStatus, Hinted};
 use clap::Args;
 use gpu_doctor_model::units::parse_duration;
 use gpu_doctor_model::{Clock, SCHEMA_VERSION, SystemClock};
 use gpu_doctor_source::{RecordingHeader, RecordingWriter, SourceError};
+use gpu_doctor_store::Store;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
@@ -19,8 +21,12 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Args)]
 pub struct RecordArgs {
     /// The recording to write (NDJSON; `-` for stdout).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(short, long, value_name = "FILE", required_unless_present = "store")]
+    pub output: Option<PathBuf>,
+    /// Also (or instead) write to the history store: the default per-user one, or PATH.
+    /// This is how the background agent runs (contrib/gpu-doctor-record.service).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub store: Option<PathBuf>,
     /// Time between samples, e.g. 100ms, 1s.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
@@ -50,18 +56,31 @@ pub fn run(ctx: &Context, args: RecordArgs) -> anyhow::Result<ExitStatus> {
         interval_ms: u64::try_from(args.interval.as_millis()).unwrap_or(u64::MAX),
         inventory,
     };
-    let out: Box<dyn std::io::Write> = if args.output.as_os_str() == "-" {
-        Box::new(std::io::stdout().lock())
-    } else {
-        let file = File::create(&args.output).map_err(|e| {
-            Hinted::new(
-                format!("cannot create {}: {e}", args.output.display()),
-                "choose a writable path with -o",
-            )
-        })?;
-        Box::new(BufWriter::new(file))
+    let mut store = match &args.store {
+        Some(path) if path.as_os_str().is_empty() => Some(Store::open(&Store::default_path())),
+        Some(path) => Some(Store::open(path)),
+        None => None,
+    }
+    .transpose()
+    .map_err(store_error)?;
+    let mut writer = match &args.output {
+        None => None,
+        Some(path) => {
+            let out: Box<dyn std::io::Write> = if path.as_os_str() == "-" {
+                Box::new(std::io::stdout().lock())
+            } else {
+                let file = File::create(path).map_err(|e| {
+                    Hinted::new(
+                        format!("cannot create {}: {e}", path.display()),
+                        "choose a writable path with -o",
+                    )
+                })?;
+                Box::new(BufWriter::new(file))
+            };
+            Some(RecordingWriter::new(out, header)?)
+        }
     };
-    let mut writer = RecordingWriter::new(out, header)?;
+    let replay = matches!(ctx.source, SourceSpec::Replay(_));
     let start = Instant::now();
     let mut written = 0u64;
     loop {
@@ -72,25 +91,47 @@ pub fn run(ctx: &Context, args: RecordArgs) -> anyhow::Result<ExitStatus> {
             Err(e) => return Err(e.into()),
         };
         for event in source.drain_events()? {
-            writer.write_event(&event)?;
+            if let Some(writer) = &mut writer {
+                writer.write_event(&event)?;
+            }
+            if let Some(store) = &mut store {
+                store.ingest_event(&event).map_err(store_error)?;
+            }
         }
-        writer.write_sample(&sample)?;
+        if let Some(writer) = &mut writer {
+            writer.write_sample(&sample)?;
+        }
+        if let Some(store) = &mut store {
+            store.ingest(&sample).map_err(store_error)?;
+        }
         written += 1;
         if args.count.is_some_and(|n| written >= n) {
             break;
         }
-        let next = args.interval.saturating_mul(u32::try_from(written).unwrap_or(u32::MAX));
+        let next = args
+            .interval
+            .saturating_mul(u32::try_from(written).unwrap_or(u32::MAX));
         if args.duration.is_some_and(|d| next >= d) {
             break;
         }
-        if let Some(wait) = next.checked_sub(start.elapsed()) {
+        // A recording is copied as fast as it reads; live sources are paced.
+        if !replay && let Some(wait) = next.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
     }
+    if let Some(store) = &mut store {
+        store.flush().map_err(store_error)?;
+    }
+    let mut places: Vec<String> = args
+        .output
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    places.extend(store.as_ref().map(|s| s.path().display().to_string()));
     eprintln!(
         "recorded {written} sample{} to {}",
         if written == 1 { "" } else { "s" },
-        args.output.display()
+        places.join(" and ")
     );
     Ok(ExitStatus::Success)
 }
