@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Validation of `gpu-doctor explain` on a real GPU (written for one H200; driver 580, CUDA 13,
+# PyTorch 2.11, CuPy, JAX, compute-sanitizer). Makes real failures (OOM shapes, device
+# asserts, illegal and misaligned accesses, NCCL refusal, a leak, another process holding
+# memory), saves what each printed, and runs `gpu-doctor explain` (text and --json) on it.
+# Never changes GPU settings. Each step is logged and timed; a failing step does not stop the
+# run. About 5 minutes.
+#
+#   OUT=/tmp/out validation/explain.sh      (from the repo root, after cargo build --release)
+set -u
+cd "$(dirname "$0")/.."
+BIN="${BIN:-target/release/gpu-doctor}"
+PY="${PYTHON:-python3}"
+DIR="${OUT:?set OUT to an output folder}/explain"
+mkdir -p "$DIR"
+LOG="$DIR/steps.log"
+: > "$LOG"
+
+step() { # name timeout_s command...
+  local name="$1" limit="$2"; shift 2
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" > "$DIR/$name.out" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  printf '%s rc=%s %.2fs: %s\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "$*" | tee -a "$LOG"
+}
+
+explain() { # name [extra args]
+  local name="$1"; shift
+  step "$name.explain" 60 "$BIN" explain --color never "$@" "$DIR/$name.out"
+  step "$name.explain-json" 60 "$BIN" explain --json "$@" "$DIR/$name.out"
+  # The primary cause, for the summary.
+  local cause
+  cause=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))' "$DIR/$name.explain-json.out" 2>/dev/null)
+  echo "$name => ${cause:-unparsable}" | tee -a "$DIR/summary.txt"
+}
+
+{
+  echo "date: $(date -Is)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
+  "$PY" -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
+  "$BIN" --version
+} > "$DIR/env.txt" 2>&1
+: > "$DIR/summary.txt"
+
+for c in torch_oom torch_frag torch_fraction torch_malloc_async torch_leak torch_assert \
+         torch_nll_assert torch_badordinal cupy_illegal cupy_misaligned cupy_oom jax_oom; do
+  step "$c" 120 "$PY" validation/explain/errors.py "$c"
+  explain "$c"
+done
+
+# NCCL: two ranks on one GPU.
+step nccl_duplicate_gpu 120 "$PY" -m torch.distributed.run --nproc_per_node=2 validation/explain/errors.py nccl_duplicate_gpu
+explain nccl_duplicate_gpu
+
+# compute-sanitizer's report on the illegal write.
+if command -v compute-sanitizer > /dev/null; then
+  step sanitizer_illegal 180 compute-sanitizer --tool memcheck "$PY" validation/explain/errors.py cupy_illegal
+  explain sanitizer_illegal
+fi
+
+# Another process holds 60 GiB: the OOM message names it; --live names it too.
+"$PY" validation/explain/errors.py hold > "$DIR/hold.out" 2>&1 &
+holder=$!
+for _ in $(seq 1 60); do grep -q holding "$DIR/hold.out" 2>/dev/null && break; sleep 1; done
+step torch_oom_beside_holder 120 "$PY" validation/explain/errors.py torch_oom_beside_holder
+explain torch_oom_beside_holder
+explain torch_oom_beside_holder --live
+step live-json 60 "$BIN" explain --json --live "$DIR/torch_oom.out"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
+# The kernel log as this machine gives it (may need root; a refusal is a result too).
+step kernel 60 "$BIN" explain --color never --kernel
+step kernel-json 60 "$BIN" explain --json --kernel
+
+# Throughput on this machine: a 1 GB synthetic log against grep.
+step bench 300 env SIZE_MB=1024 BIN="$BIN" bench/explain/run.sh
+
+echo "done; summary in $DIR/summary.txt" | tee -a "$LOG"

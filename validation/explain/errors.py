@@ -1,0 +1,121 @@
+"""Makes one real GPU failure, named on the command line, and lets it print what it prints.
+
+Run by validation/explain.sh on an H200; every case fails on purpose (or, for `hold`,
+holds memory until killed). Output goes to stdout/stderr unchanged: it is what
+`gpu-doctor explain` is meant to read.
+"""
+import os
+import sys
+import time
+
+case = sys.argv[1]
+GIB = 2**30
+
+
+def torch_cuda():
+    import torch
+    torch.cuda.init()
+    return torch
+
+
+if case == "torch_oom":
+    torch = torch_cuda()
+    x = torch.empty(100 * GIB, dtype=torch.uint8, device="cuda")
+    y = torch.empty(200 * GIB, dtype=torch.uint8, device="cuda")
+
+elif case == "torch_frag":
+    torch = torch_cuda()
+    free, total = torch.cuda.mem_get_info()
+    n = int(free * 0.9) // GIB
+    blocks = [torch.empty(GIB, dtype=torch.uint8, device="cuda") for _ in range(n)]
+    keep = []
+    for i in range(n):
+        blocks[i] = None
+        keep.append(torch.empty(600 * 2**20, dtype=torch.uint8, device="cuda"))
+    print("reserved", torch.cuda.memory_reserved(), "allocated", torch.cuda.memory_allocated(), flush=True)
+    x = torch.empty(12 * GIB, dtype=torch.uint8, device="cuda")
+
+elif case == "torch_fraction":
+    torch = torch_cuda()
+    torch.cuda.set_per_process_memory_fraction(0.25)
+    x = torch.empty(50 * GIB, dtype=torch.uint8, device="cuda")
+
+elif case == "torch_malloc_async":
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+    torch = torch_cuda()
+    x = torch.empty(100 * GIB, dtype=torch.uint8, device="cuda")
+    y = torch.empty(100 * GIB, dtype=torch.uint8, device="cuda")
+
+elif case == "torch_leak":
+    torch = torch_cuda()
+    kept = []
+    for step in range(100000):
+        kept.append(torch.ones(GIB // 4, dtype=torch.float32, device="cuda"))
+        if step % 10 == 0:
+            print(f"step {step} memory_allocated={torch.cuda.memory_allocated()}", flush=True)
+
+elif case == "torch_assert":
+    torch = torch_cuda()
+    e = torch.nn.Embedding(10, 4).cuda()
+    i = torch.tensor([3, 12], device="cuda")
+    print(e(i).sum().item())
+
+elif case == "torch_nll_assert":
+    torch = torch_cuda()
+    logits = torch.randn(4, 5, device="cuda")
+    labels = torch.tensor([0, 1, 7, 2], device="cuda")
+    print(torch.nn.functional.cross_entropy(logits, labels).item())
+
+elif case == "torch_badordinal":
+    torch = torch_cuda()
+    torch.zeros(1, device="cuda:3")
+
+elif case == "cupy_illegal":
+    import cupy as cp
+    k = cp.RawKernel(r'extern "C" __global__ void k(float* a) { a[threadIdx.x * 100000000] = 1.0f; }', "k")
+    a = cp.zeros(10, dtype=cp.float32)
+    k((1,), (32,), (a,))
+    cp.cuda.runtime.deviceSynchronize()
+
+elif case == "cupy_misaligned":
+    import cupy as cp
+    k = cp.RawKernel(r'extern "C" __global__ void k(char* a) { *(float4*)(a + 3) = make_float4(1,1,1,1); }', "k")
+    a = cp.zeros(64, dtype=cp.uint8)
+    k((1,), (1,), (a,))
+    cp.cuda.runtime.deviceSynchronize()
+
+elif case == "cupy_oom":
+    import cupy as cp
+    a = cp.zeros(300 * GIB, dtype=cp.uint8)
+
+elif case == "jax_oom":
+    import jax.numpy as jnp
+    a = jnp.zeros((300 * GIB,), dtype=jnp.uint8)
+    a.block_until_ready()
+
+elif case == "nccl_duplicate_gpu":
+    # Two ranks on the one GPU: NCCL refuses ("Duplicate GPU detected").
+    import torch
+    import torch.distributed as dist
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(0)
+    t = torch.ones(1, device="cuda")
+    dist.all_reduce(t)
+    torch.cuda.synchronize()
+    print("all_reduce returned", t.item())
+
+elif case == "hold":
+    # Holds 60 GiB until killed: the "other process" for the --live and other-process cases.
+    torch = torch_cuda()
+    x = torch.empty(60 * GIB, dtype=torch.uint8, device="cuda")
+    print("holding", os.getpid(), flush=True)
+    time.sleep(600)
+
+elif case == "torch_oom_beside_holder":
+    torch = torch_cuda()
+    free, total = torch.cuda.mem_get_info()
+    x = torch.empty(int(free * 0.8), dtype=torch.uint8, device="cuda")
+    y = torch.empty(40 * GIB, dtype=torch.uint8, device="cuda")
+
+else:
+    sys.exit(f"unknown case {case}")
