@@ -6,9 +6,12 @@
 //! `allocated_bytes`/`reserved_bytes` equal `torch.cuda.memory_stats()` at dump time, and
 //! every earlier point is that minus what happened after it.
 
-use crate::model::{Action, AllocatorSettings, BlockState, Frame, SegmentType, Snapshot, StackId, TraceEntry};
+use crate::model::{
+    Action, AllocatorSettings, BlockState, Frame, SegmentType, Snapshot, StackId, TraceEntry,
+};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 
 /// The allocator's smallest block (`kMinBlockSize`): every allocation is rounded up to it.
 const MIN_BLOCK: u64 = 512;
@@ -193,6 +196,8 @@ pub struct TraceSummary {
     pub entries: usize,
     pub first_time_us: Option<i64>,
     pub last_time_us: Option<i64>,
+    /// Entries per action (a JSON object when serialized).
+    #[serde(serialize_with = "crate::model::pairs_as_map")]
     pub actions: Vec<(Action, usize)>,
     /// Allocations whose alloc happened before the recording began (freed or alive).
     pub allocations_before_recording: usize,
@@ -213,12 +218,17 @@ fn pick_device(snap: &Snapshot, wanted: Option<i64>) -> Option<i64> {
     }
     for (i, t) in snap.device_traces.iter().enumerate() {
         if t.iter().any(|e| e.action == Action::Oom) {
-            return Some(i as i64);
+            return i64::try_from(i).ok();
         }
     }
     let mut best: Option<(u64, i64)> = None;
     for d in snap.devices() {
-        let r: u64 = snap.segments.iter().filter(|s| s.device == d).map(|s| s.total_size).sum();
+        let r: u64 = snap
+            .segments
+            .iter()
+            .filter(|s| s.device == d)
+            .map(|s| s.total_size)
+            .sum();
         if best.is_none_or(|(b, _)| r > b) {
             best = Some((r, d));
         }
@@ -283,7 +293,11 @@ impl<'a> Sites<'a> {
         if let Some(&s) = self.by_stack.get(&stack) {
             return s;
         }
-        let ids = self.snap.stacks.get(stack.0 as usize).map_or(&[][..], Vec::as_slice);
+        let ids = self
+            .snap
+            .stacks
+            .get(stack.0 as usize)
+            .map_or(&[][..], Vec::as_slice);
         let mut key = Vec::new();
         let mut cpp = 0;
         for id in ids {
@@ -295,7 +309,10 @@ impl<'a> Sites<'a> {
         let site = if let Some(&s) = self.by_key.get(&key) {
             s
         } else {
-            let frames: Vec<&Frame> = key.iter().filter_map(|id| self.snap.frames.get(id.0 as usize)).collect();
+            let frames: Vec<&Frame> = key
+                .iter()
+                .filter_map(|id| self.snap.frames.get(id.0 as usize))
+                .collect();
             let label = match (frames.iter().find(|f| !is_library(f)), frames.first()) {
                 (Some(user), Some(inner)) if user != inner => {
                     format!("{} (via {})", frame_text(user), frame_text(inner))
@@ -362,36 +379,49 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
         }
     }
 
-    let replay = replay(trace, &end_blocks, &mut sites, allocated_bytes, reserved_bytes);
+    let replay = replay(
+        trace,
+        &end_blocks,
+        &mut sites,
+        allocated_bytes,
+        reserved_bytes,
+    );
 
     // The OOM moment.
-    let oom = trace.iter().enumerate().rev().find(|(_, e)| e.action == Action::Oom).map(|(i, e)| {
-        let (alloc_at, reserved_at) = replay.at(i);
-        let cached_free = reserved_at.saturating_sub(alloc_at);
-        let after = trace[i + 1..].iter().any(|e| {
-            !matches!(e.action, Action::Oom | Action::Snapshot | Action::Other)
+    let oom = trace
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, e)| e.action == Action::Oom)
+        .map(|(i, e)| {
+            let (alloc_at, reserved_at) = replay.at(i);
+            let cached_free = reserved_at.saturating_sub(alloc_at);
+            let after = trace[i + 1..]
+                .iter()
+                .any(|e| !matches!(e.action, Action::Oom | Action::Snapshot | Action::Other));
+            let blocked_by = match e.device_free {
+                Some(free) if free.saturating_add(cached_free) < e.size => "capacity",
+                Some(_) if largest_free_block_bytes < e.size => "fragmentation",
+                None if largest_free_block_bytes < e.size && cached_free >= e.size => {
+                    "fragmentation"
+                }
+                _ => "unknown",
+            };
+            let site = sites.site(e.stack);
+            OomMoment {
+                requested_bytes: e.size,
+                device_free_bytes: e.device_free,
+                allocated_bytes: alloc_at,
+                reserved_bytes: reserved_at,
+                cached_free_bytes: cached_free,
+                largest_free_block_bytes,
+                segments_at_oom: !after,
+                blocked_by,
+                time_us: e.time_us,
+                trace_index: i,
+                python_stack: sites.info[site].python_stack.clone(),
+            }
         });
-        let blocked_by = match e.device_free {
-            Some(free) if free.saturating_add(cached_free) < e.size => "capacity",
-            Some(_) if largest_free_block_bytes < e.size => "fragmentation",
-            None if largest_free_block_bytes < e.size && cached_free >= e.size => "fragmentation",
-            _ => "unknown",
-        };
-        let site = sites.site(e.stack);
-        OomMoment {
-            requested_bytes: e.size,
-            device_free_bytes: e.device_free,
-            allocated_bytes: alloc_at,
-            reserved_bytes: reserved_at,
-            cached_free_bytes: cached_free,
-            largest_free_block_bytes,
-            segments_at_oom: !after,
-            blocked_by,
-            time_us: e.time_us,
-            trace_index: i,
-            python_stack: sites.info[site].python_stack.clone(),
-        }
-    });
     if let Some(o) = &oom
         && !fragmentation.expandable_segments
     {
@@ -412,7 +442,7 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
         )
     };
     order.sort_by(|a, b| key(b).cmp(&key(a)).then(a.cmp(b)));
-    let top_sites = order
+    let top_sites: Vec<Site> = order
         .iter()
         .filter(|s| key(s) != (0, 0))
         .take(opts.top)
@@ -426,7 +456,18 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
         })
         .collect();
 
-    let leak_candidates = leak_candidates(&replay, &sites, &live_end, replay.peak.as_ref().map_or(allocated_bytes, |p| p.allocated_bytes));
+    let mut top_sites: Vec<Site> = top_sites;
+    disambiguate(&mut top_sites);
+
+    let leak_candidates = leak_candidates(
+        &replay,
+        &sites,
+        &live_end,
+        replay
+            .peak
+            .as_ref()
+            .map_or(allocated_bytes, |p| p.allocated_bytes),
+    );
 
     let mut actions: HashMap<Action, usize> = HashMap::new();
     for e in trace {
@@ -501,7 +542,11 @@ fn fragmentation(snap: &Snapshot, segments: &[&crate::Segment]) -> Fragmentation
     };
     let mut sum_sq = 0f64;
     for seg in segments {
-        let page = if seg.segment_type == SegmentType::Small { SMALL_PAGE } else { LARGE_PAGE };
+        let page = if seg.segment_type == SegmentType::Small {
+            SMALL_PAGE
+        } else {
+            LARGE_PAGE
+        };
         let mut free = 0;
         let mut largest = 0;
         let mut live = false;
@@ -548,7 +593,11 @@ fn fragmentation(snap: &Snapshot, segments: &[&crate::Segment]) -> Fragmentation
         });
     }
     let total = f.cached_free_bytes as f64;
-    f.score = if total > 0.0 { 1.0 - sum_sq / (total * total) } else { 0.0 };
+    f.score = if total > 0.0 {
+        1.0 - sum_sq / (total * total)
+    } else {
+        0.0
+    };
     f.free_block_histogram = hist;
     f
 }
@@ -631,13 +680,13 @@ impl LiveSet<'_> {
                 let site = sites.site(e.stack);
                 // A survivor's real block size is in the dump; others are rounded like the
                 // allocator does.
-                let size = match (self.last_alloc.get(&e.addr), self.end_blocks.get(&e.addr)) {
-                    (Some(&last), Some(&(size, _))) if last == i => size,
+                let bytes = match (self.last_alloc.get(&e.addr), self.end_blocks.get(&e.addr)) {
+                    (Some(&last), Some(&(survivor, _))) if last == i => survivor,
                     _ => round_size(e.size),
                 };
-                self.live.insert(e.addr, Live { size, site });
+                self.live.insert(e.addr, Live { size: bytes, site });
                 self.pending.remove(&e.addr);
-                Step::Alloc(size, site)
+                Step::Alloc(bytes, site)
             }
             Action::FreeRequested | Action::Free => {
                 if let Some(l) = self.live.remove(&e.addr) {
@@ -696,19 +745,19 @@ fn replay(
     for (i, e) in trace.iter().enumerate() {
         let known = set.live.contains_key(&e.addr) || set.pending.contains(&e.addr);
         match set.step(i, e, sites) {
-            Step::Alloc(size, _) => a += size as i64,
-            Step::Free(size, site) => {
-                a -= size as i64;
+            Step::Alloc(bytes, _) => a += to_i64(bytes),
+            Step::Free(bytes, site) => {
+                a -= to_i64(bytes);
                 if !known {
-                    *before.entry(site).or_default() += size as i64;
+                    *before.entry(site).or_default() += to_i64(bytes);
                     before_count += 1;
                 }
             }
             Step::None => {}
         }
         match e.action {
-            Action::SegmentAlloc | Action::SegmentMap => r += e.size as i64,
-            Action::SegmentFree | Action::SegmentUnmap => r -= e.size as i64,
+            Action::SegmentAlloc | Action::SegmentMap => r += to_i64(e.size),
+            Action::SegmentFree | Action::SegmentUnmap => r -= to_i64(e.size),
             _ => {}
         }
         raw_alloc.push(a);
@@ -721,8 +770,8 @@ fn replay(
             before_count += 1;
         }
     }
-    let base_a = allocated_end as i64 - a;
-    let base_r = reserved_end as i64 - r;
+    let base_a = to_i64(allocated_end) - a;
+    let base_r = to_i64(reserved_end) - r;
     let clamp = |v: i64| u64::try_from(v).unwrap_or(0);
     let allocated: Vec<u64> = raw_alloc.iter().map(|v| clamp(base_a + v)).collect();
     let reserved: Vec<u64> = raw_res.iter().map(|v| clamp(base_r + v)).collect();
@@ -756,12 +805,12 @@ fn replay(
     let mut next_window = 1;
     for (i, e) in trace.iter().enumerate() {
         match set.step(i, e, sites) {
-            Step::Alloc(size, site) => {
-                *live_by_site.entry(site).or_default() += size as i64;
+            Step::Alloc(bytes, site) => {
+                *live_by_site.entry(site).or_default() += to_i64(bytes);
                 windows.entry(site).or_default().allocs += 1;
             }
-            Step::Free(size, site) => {
-                *live_by_site.entry(site).or_default() -= size as i64;
+            Step::Free(bytes, site) => {
+                *live_by_site.entry(site).or_default() -= to_i64(bytes);
                 windows.entry(site).or_default().frees += 1;
             }
             Step::None => {}
@@ -832,7 +881,11 @@ fn leak_candidates(
             });
         }
     }
-    out.sort_by(|a, b| b.growth_bytes.cmp(&a.growth_bytes).then(a.label.cmp(&b.label)));
+    out.sort_by(|a, b| {
+        b.growth_bytes
+            .cmp(&a.growth_bytes)
+            .then(a.label.cmp(&b.label))
+    });
     out
 }
 
@@ -861,7 +914,10 @@ pub struct SiteDelta {
     pub after_blocks: usize,
 }
 
-fn sites_at_end(snap: &Snapshot, device: Option<i64>) -> HashMap<Vec<String>, (String, u64, usize)> {
+fn sites_at_end(
+    snap: &Snapshot,
+    device: Option<i64>,
+) -> HashMap<Vec<String>, (String, u64, usize)> {
     let mut sites = Sites::new(snap);
     let mut out: HashMap<Vec<String>, (String, u64, usize)> = HashMap::new();
     for seg in snap.segments.iter().filter(|s| Some(s.device) == device) {
@@ -912,29 +968,35 @@ pub fn diff(before: &Snapshot, after: &Snapshot, opts: &AnalyzeOptions) -> Snaps
                 python_stack: k.clone(),
                 before_bytes: ab,
                 after_bytes: bb,
-                delta_bytes: bb as i64 - ab as i64,
+                delta_bytes: to_i64(bb) - to_i64(ab),
                 before_blocks: an,
                 after_blocks: bn,
             }
         })
         .filter(|d| d.delta_bytes != 0)
         .collect();
-    deltas.sort_by(|x, y| y.delta_bytes.abs().cmp(&x.delta_bytes.abs()).then(x.label.cmp(&y.label)));
-    let (mut grown, mut shrunk): (Vec<_>, Vec<_>) = deltas.into_iter().partition(|d| d.delta_bytes > 0);
+    deltas.sort_by(|x, y| {
+        y.delta_bytes
+            .abs()
+            .cmp(&x.delta_bytes.abs())
+            .then(x.label.cmp(&y.label))
+    });
+    let (mut grown, mut shrunk): (Vec<_>, Vec<_>) =
+        deltas.into_iter().partition(|d| d.delta_bytes > 0);
     grown.truncate(opts.top);
     shrunk.truncate(opts.top);
     SnapshotDiff {
         allocated_bytes: (aa, ba),
         reserved_bytes: (ar, br),
         segments: (an, bn),
-        allocated_delta_bytes: ba as i64 - aa as i64,
-        reserved_delta_bytes: br as i64 - ar as i64,
+        allocated_delta_bytes: to_i64(ba) - to_i64(aa),
+        reserved_delta_bytes: to_i64(br) - to_i64(ar),
         grown_sites: grown,
         shrunk_sites: shrunk,
     }
 }
 
-/// Bytes as PyTorch prints them: `512 bytes`, `1.50 KiB`, `600.00 MiB`, `12.00 GiB`.
+/// Bytes as torch prints them: `512 bytes`, `1.50 KiB`, `600.00 MiB`, `12.00 GiB`.
 pub fn format_bytes(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
     let b = bytes as f64;
@@ -947,4 +1009,28 @@ pub fn format_bytes(bytes: u64) -> String {
     } else {
         format!("{:.2} GiB", b / (KIB * KIB * KIB))
     }
+}
+
+/// Sites are grouped by their whole Python stack, but labelled by one or two frames; when two
+/// listed sites share a label, each gets the first frame where its stack differs.
+fn disambiguate(sites: &mut [Site]) {
+    let labels: Vec<String> = sites.iter().map(|s| s.label.clone()).collect();
+    let stacks: Vec<Vec<String>> = sites.iter().map(|s| s.python_stack.clone()).collect();
+    for (i, site) in sites.iter_mut().enumerate() {
+        let twins: Vec<usize> = (0..labels.len())
+            .filter(|&j| j != i && labels[j] == labels[i])
+            .collect();
+        if twins.is_empty() {
+            continue;
+        }
+        let mine = &stacks[i];
+        let at = (0..mine.len()).find(|&k| twins.iter().any(|&j| stacks[j].get(k) != mine.get(k)));
+        if let Some(frame) = at.and_then(|k| mine.get(k)) {
+            let _ = write!(site.label, " [at {frame}]");
+        }
+    }
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }

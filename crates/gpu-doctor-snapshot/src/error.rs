@@ -35,7 +35,11 @@ pub enum SnapshotError {
         remaining: u64,
     },
     #[error("a value at byte {offset} claims {claimed} bytes, over the limit of {limit} bytes")]
-    TooLarge { offset: u64, claimed: u64, limit: u64 },
+    TooLarge {
+        offset: u64,
+        claimed: u64,
+        limit: u64,
+    },
     #[error("containers nested deeper than {limit} levels at byte {offset}")]
     TooDeep { offset: u64, limit: usize },
     #[error("holding this file would take more than {limit} bytes of memory (at byte {offset})")]
@@ -64,11 +68,12 @@ impl SnapshotError {
                 "the file is damaged or not a memory snapshot; dump it again with `torch.cuda.memory._dump_snapshot()`"
             }
             SnapshotError::Truncated { .. } | SnapshotError::LengthBeyondEnd { .. } => {
-                "the file was cut short (disk full, or copied while still being written); dump it again"
+                "the file was cut short (disk full, or copied while still being written) or is damaged; dump it again"
             }
-            SnapshotError::TooLarge { .. }
-            | SnapshotError::TooDeep { .. }
-            | SnapshotError::MemoryLimit { .. } => {
+            SnapshotError::TooDeep { .. } => {
+                "a real snapshot nests containers 6 levels deep; this file is not a memory snapshot"
+            }
+            SnapshotError::TooLarge { .. } | SnapshotError::MemoryLimit { .. } => {
                 "a real snapshot never looks like this; if it is one, record fewer entries with `_record_memory_history(max_entries=...)`"
             }
         }

@@ -49,13 +49,19 @@ pub fn render(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gpu-doctor snapshot: {t}</title><style>{STYLE}</style></head><body>\n<h1>Memory snapshot <code>{t}</code></h1>\n",
         t = esc(title)
     );
-    let device = analysis.device.map_or_else(|| "none".to_owned(), |d| d.to_string());
+    let device = analysis
+        .device
+        .map_or_else(|| "none".to_owned(), |d| d.to_string());
     let _ = writeln!(
         h,
         "<table><tr><th>device</th><td>cuda:{device}</td></tr><tr><th>allocated</th><td class=n>{}</td></tr><tr><th>reserved</th><td class=n>{}</td></tr><tr><th>reserved but unallocated</th><td class=n>{}</td></tr><tr><th>largest free block</th><td class=n>{}</td></tr><tr><th>segments</th><td class=n>{}</td></tr><tr><th>trace entries</th><td class=n>{}</td></tr></table>",
         format_bytes(analysis.allocated_bytes),
         format_bytes(analysis.reserved_bytes),
-        format_bytes(analysis.reserved_bytes.saturating_sub(analysis.allocated_bytes)),
+        format_bytes(
+            analysis
+                .reserved_bytes
+                .saturating_sub(analysis.allocated_bytes)
+        ),
         format_bytes(analysis.largest_free_block_bytes),
         analysis.fragmentation.segments,
         analysis.trace.entries
@@ -112,6 +118,7 @@ pub fn render(
     h
 }
 
+#[allow(clippy::many_single_char_names)] // x/y/w/h are the SVG coordinate names
 fn timeline_svg(h: &mut String, analysis: &Analysis, timeline: &[TimelinePoint]) {
     if timeline.is_empty() {
         h.push_str("<p class=muted>The snapshot has no trace (record with <code>torch.cuda.memory._record_memory_history()</code>).</p>\n");
@@ -146,7 +153,11 @@ fn timeline_svg(h: &mut String, analysis: &Analysis, timeline: &[TimelinePoint])
     for (series, color) in [(true, "#ff7f0e"), (false, "#1f77b4")] {
         let mut pts = String::new();
         for p in timeline {
-            let v = if series { p.reserved_bytes } else { p.allocated_bytes };
+            let v = if series {
+                p.reserved_bytes
+            } else {
+                p.allocated_bytes
+            };
             let _ = write!(pts, "{:.1},{:.1} ", x(p.trace_index), y(v));
         }
         let _ = write!(
@@ -174,9 +185,9 @@ fn timeline_svg(h: &mut String, analysis: &Analysis, timeline: &[TimelinePoint])
             x = x(o.trace_index)
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<text x=\"{left}\" y=\"{}\">trace entry 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text></svg>\n",
+        "<text x=\"{left}\" y=\"{}\">trace entry 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text></svg>",
         ht - 6.0,
         w - 10.0,
         ht - 6.0,
@@ -194,7 +205,11 @@ fn segment_map(h: &mut String, snap: &Snapshot, analysis: &Analysis) {
         h.push_str("<p class=muted>No segments.</p>\n");
         return;
     }
-    segs.sort_by(|a, b| b.total_size.cmp(&a.total_size).then(a.address.cmp(&b.address)));
+    segs.sort_by(|a, b| {
+        b.total_size
+            .cmp(&a.total_size)
+            .then(a.address.cmp(&b.address))
+    });
     let shown = segs.len().min(MAX_SEGMENTS);
     let largest = segs.first().map_or(1, |s| s.total_size).max(1) as f64;
     let row = 12.0f64;
@@ -240,7 +255,11 @@ fn segment_map(h: &mut String, snap: &Snapshot, analysis: &Analysis) {
     }
     h.push_str("</svg>\n");
     if segs.len() > shown {
-        let _ = writeln!(h, "<p class=muted>{} smaller segments not drawn.</p>", segs.len() - shown);
+        let _ = writeln!(
+            h,
+            "<p class=muted>{} smaller segments not drawn.</p>",
+            segs.len() - shown
+        );
     }
 }
 
@@ -250,7 +269,8 @@ fn tables(h: &mut String, a: &Analysis) {
             h,
             "<h2>Out of memory</h2><table><tr><th>asked</th><td class=n>{}</td></tr><tr><th>free on the device</th><td class=n>{}</td></tr><tr><th>allocated</th><td class=n>{}</td></tr><tr><th>reserved but unallocated</th><td class=n>{}</td></tr><tr><th>largest free block</th><td class=n>{}</td></tr><tr><th>blocked by</th><td>{}</td></tr><tr><th>where</th><td>{}</td></tr></table>",
             format_bytes(o.requested_bytes),
-            o.device_free_bytes.map_or_else(|| "unknown".into(), format_bytes),
+            o.device_free_bytes
+                .map_or_else(|| "unknown".into(), format_bytes),
             format_bytes(o.allocated_bytes),
             format_bytes(o.cached_free_bytes),
             format_bytes(o.largest_free_block_bytes),
@@ -267,7 +287,13 @@ fn tables(h: &mut String, a: &Analysis) {
             s.live_blocks,
             format_bytes(s.peak_bytes),
             esc(&s.label),
-            esc(&s.python_stack.iter().take(8).cloned().collect::<Vec<_>>().join(" ← "))
+            esc(&s
+                .python_stack
+                .iter()
+                .take(8)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ← "))
         );
     }
     h.push_str("</table>\n<h2>Leak candidates</h2>\n");
@@ -298,7 +324,9 @@ fn tables(h: &mut String, a: &Analysis) {
         f.free_blocks,
         f.score
     );
-    h.push_str("<table><tr><th>free block size</th><th class=n>blocks</th><th class=n>bytes</th></tr>\n");
+    h.push_str(
+        "<table><tr><th>free block size</th><th class=n>blocks</th><th class=n>bytes</th></tr>\n",
+    );
     for b in &f.free_block_histogram {
         let _ = writeln!(
             h,
@@ -312,7 +340,12 @@ fn tables(h: &mut String, a: &Analysis) {
     if let Some(s) = &f.allocator_settings {
         h.push_str("<h2>Allocator settings</h2><table>\n");
         for (k, v) in &s.entries {
-            let _ = writeln!(h, "<tr><th>{}</th><td><code>{}</code></td></tr>", esc(k), esc(v));
+            let _ = writeln!(
+                h,
+                "<tr><th>{}</th><td><code>{}</code></td></tr>",
+                esc(k),
+                esc(v)
+            );
         }
         h.push_str("</table>\n");
     }

@@ -112,7 +112,12 @@ impl<'p, R: Read> Input<'p, R> {
 
     /// Checks a length prefix read at `offset` against what is left and against `limit`,
     /// before anything is allocated for it.
-    pub(crate) fn check_len(&self, offset: u64, claimed: u64, limit: u64) -> Result<usize, SnapshotError> {
+    pub(crate) fn check_len(
+        &self,
+        offset: u64,
+        claimed: u64,
+        limit: u64,
+    ) -> Result<usize, SnapshotError> {
         if let Some(remaining) = self.remaining()
             && claimed > remaining
         {
@@ -173,7 +178,7 @@ impl<'p, R: Read> Input<'p, R> {
         let mut out = Vec::new();
         while out.len() < max {
             match self.next_byte() {
-                Ok(Some(b'\n')) | Ok(None) | Err(_) => break,
+                Ok(Some(b'\n') | None) | Err(_) => break,
                 Ok(Some(b)) => out.push(b),
             }
         }

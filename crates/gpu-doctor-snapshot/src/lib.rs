@@ -1,4 +1,4 @@
-//! Reader and analyses for PyTorch CUDA memory snapshots
+//! Reader and analyses for torch CUDA memory snapshots
 //! (`torch.cuda.memory._dump_snapshot()`).
 //!
 //! This crate owns turning a snapshot pickle into typed facts ([`read_snapshot`] →
@@ -29,7 +29,7 @@ mod analysis;
 pub mod html;
 
 pub use analysis::{
-    AnalyzeOptions, Analysis, Bucket, Fragmentation, LeakCandidate, OomMoment, Peak, SegmentUse,
+    Analysis, AnalyzeOptions, Bucket, Fragmentation, LeakCandidate, OomMoment, Peak, SegmentUse,
     Site, SiteDelta, SnapshotDiff, TimelinePoint, TraceSummary, analyze, diff, format_bytes,
     short_path,
 };

@@ -26,10 +26,12 @@ pub struct Frame {
 
 impl Frame {
     /// Whether this is a Python frame. C++ frames (from `stacks="all"`) have file names such
-    /// as `??`, `` or `Foo.cpp` and line 0; Python ones end in `.py` or are `<frozen ...>`,
-    /// `<string>`, `<stdin>`.
+    /// as `??`, an empty one or `Foo.cpp`, and line 0; Python ones end in `.py` or are
+    /// `<frozen ...>`, `<string>`, `<stdin>`.
     pub fn is_python(&self) -> bool {
-        self.filename.ends_with(".py")
+        std::path::Path::new(&self.filename)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("py"))
             || (self.filename.starts_with('<') && self.filename.ends_with('>') && self.line > 0)
     }
 }
@@ -159,7 +161,8 @@ pub struct AllocatorSettings {
     /// `None` when unlimited (the dump writes -1).
     pub max_split_size: Option<u64>,
     pub garbage_collection_threshold: Option<f64>,
-    /// Every key, rendered as text, in the order written.
+    /// Every key, rendered as text, in the order written (a JSON object when serialized).
+    #[serde(serialize_with = "pairs_as_map")]
     pub entries: Vec<(String, String)>,
 }
 
@@ -169,6 +172,7 @@ pub struct Annotation {
     pub device: Option<i64>,
     pub time_us: Option<i64>,
     /// The other keys (`stage`, `name`, user metadata), rendered as text.
+    #[serde(serialize_with = "pairs_as_map")]
     pub fields: Vec<(String, String)>,
 }
 
@@ -205,11 +209,26 @@ impl Snapshot {
         let mut devices: Vec<i64> = self.segments.iter().map(|s| s.device).collect();
         for (i, t) in self.device_traces.iter().enumerate() {
             if !t.is_empty() {
-                devices.push(i as i64);
+                devices.extend(i64::try_from(i).ok());
             }
         }
         devices.sort_unstable();
         devices.dedup();
         devices
     }
+}
+
+/// Key/value pairs as a JSON object, keeping their order.
+pub(crate) fn pairs_as_map<S, K, V>(pairs: &[(K, V)], s: S) -> Result<S::Ok, S::Error>
+where
+    S: serde::Serializer,
+    K: Serialize,
+    V: Serialize,
+{
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        map.serialize_entry(k, v)?;
+    }
+    map.end()
 }

@@ -20,12 +20,12 @@
 //! are capped; container nesting and the mark stack are capped; every retained byte is
 //! counted against [`Limits::max_retained_bytes`].
 
+use crate::SnapshotError;
 use crate::input::Input;
 use crate::model::{
-    Action, AllocatorSettings, Annotation, Block, BlockState, Frame, FrameId, Segment,
-    SegmentType, Snapshot, StackId, TraceEntry,
+    Action, AllocatorSettings, Annotation, Block, BlockState, Frame, FrameId, Segment, SegmentType,
+    Snapshot, StackId, TraceEntry,
 };
-use crate::SnapshotError;
 use std::collections::HashMap;
 use std::io::Read;
 use std::rc::Rc;
@@ -99,7 +99,7 @@ enum Value {
     Trace(Box<TraceEntry>),
     History(Box<History>),
     Settings(Box<AllocatorSettings>),
-    Dict(Box<Vec<(Value, Value)>>),
+    Dict(Vec<(Value, Value)>),
     List(Box<ListBuf>),
 }
 
@@ -129,7 +129,7 @@ impl Value {
         match *self {
             Value::Int(i) => Some(i),
             // cudaStream_t values are pointers; keep their bits.
-            Value::UInt(u) => Some(u as i64),
+            Value::UInt(u) => Some(i64::from_ne_bytes(u.to_ne_bytes())),
             Value::Bool(b) => Some(i64::from(b)),
             _ => None,
         }
@@ -285,9 +285,8 @@ pub fn read_snapshot<Rd: Read>(
 ) -> Result<Snapshot, SnapshotError> {
     let mut input = Input::new(reader, len, progress);
     let mut m = Machine::new(limits);
-    let first = match input.next_byte()? {
-        None => return Err(SnapshotError::Empty),
-        Some(b) => b,
+    let Some(first) = input.next_byte()? else {
+        return Err(SnapshotError::Empty);
     };
     if first != 0x80 {
         return Err(SnapshotError::NotPickle(first));
@@ -355,7 +354,9 @@ impl Machine {
         if self.stack.len() <= floor {
             return Err(self.malformed("pop from an empty stack"));
         }
-        self.stack.pop().ok_or_else(|| self.malformed("pop from an empty stack"))
+        self.stack
+            .pop()
+            .ok_or_else(|| self.malformed("pop from an empty stack"))
     }
 
     fn pop_mark(&mut self) -> R<Vec<Value>> {
@@ -379,7 +380,8 @@ impl Machine {
             slot.memoized = false;
             return Ok(Value::Ref(i, slot.generation));
         }
-        let i = u32::try_from(self.slots.len()).map_err(|_| self.malformed("too many containers"))?;
+        let i =
+            u32::try_from(self.slots.len()).map_err(|_| self.malformed("too many containers"))?;
         self.slots.push(Slot {
             kind,
             generation: 0,
@@ -818,7 +820,9 @@ impl Machine {
             return Ok(*id);
         }
         self.charge(96)?;
-        let id = FrameId(u32::try_from(self.frames.len()).map_err(|_| self.malformed("too many frames"))?);
+        let id = FrameId(
+            u32::try_from(self.frames.len()).map_err(|_| self.malformed("too many frames"))?,
+        );
         self.frames.push(key.clone());
         self.frame_ids.insert(key, id);
         Ok(id)
@@ -833,7 +837,9 @@ impl Machine {
             return Ok(*id);
         }
         self.charge(64 + 8 * key.len() as u64)?;
-        let id = StackId(u32::try_from(self.stacks.len()).map_err(|_| self.malformed("too many stacks"))?);
+        let id = StackId(
+            u32::try_from(self.stacks.len()).map_err(|_| self.malformed("too many stacks"))?,
+        );
         self.stacks.push(key.clone());
         self.stack_ids.insert(key, id);
         Ok(id)
@@ -849,7 +855,9 @@ impl Machine {
     /// Types a complete dict by its keys; `eager` is true when called right after its
     /// SETITEMS (only the typed shapes are finished then).
     fn finish_dict(&mut self, mut items: Vec<(Value, Value)>, eager: bool) -> R<Value> {
-        let has = |items: &[(Value, Value)], k: &str| items.iter().any(|(key, _)| key.as_str() == Some(k));
+        let has = |items: &[(Value, Value)], k: &str| {
+            items.iter().any(|(key, _)| key.as_str() == Some(k))
+        };
         if has(&items, "filename") && has(&items, "name") && has(&items, "line") {
             let filename = take_str(&mut items, "filename").unwrap_or_else(|| Rc::from(""));
             let name = take_str(&mut items, "name").unwrap_or_else(|| Rc::from(""));
@@ -879,7 +887,7 @@ impl Machine {
         {
             return Ok(Value::Settings(Box::new(settings(&items))));
         }
-        Ok(Value::Dict(Box::new(items)))
+        Ok(Value::Dict(items))
     }
 
     fn block(&mut self, items: &mut [(Value, Value)]) -> Block {
@@ -937,7 +945,15 @@ impl Machine {
         let allocated = u("allocated_size")
             .unwrap_or_else(|| sum(|s| s == BlockState::ActiveAllocated, |b| b.size));
         let active = u("active_size").unwrap_or_else(|| {
-            sum(|s| matches!(s, BlockState::ActiveAllocated | BlockState::ActivePendingFree), |b| b.size)
+            sum(
+                |s| {
+                    matches!(
+                        s,
+                        BlockState::ActiveAllocated | BlockState::ActivePendingFree
+                    )
+                },
+                |b| b.size,
+            )
         });
         let requested = u("requested_size")
             .unwrap_or_else(|| sum(|s| s == BlockState::ActiveAllocated, |b| b.requested_size));
@@ -962,7 +978,9 @@ impl Machine {
                 _ => SegmentType::Unknown,
             },
             pool_id,
-            is_expandable: get(items, "is_expandable").and_then(Value::as_bool).unwrap_or(false),
+            is_expandable: get(items, "is_expandable")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             stack: get(items, "frames").map_or(StackId::EMPTY, Value::stack),
             blocks,
         })
@@ -987,7 +1005,7 @@ impl Machine {
             ..Snapshot::default()
         };
         let mut items = match root {
-            Value::Dict(items) => *items,
+            Value::Dict(items) => items,
             // `torch.cuda.memory_snapshot()` is the bare segment list.
             Value::List(list) => match *list {
                 ListBuf::Segments(s) => {
@@ -995,7 +1013,11 @@ impl Machine {
                     return Ok(snap);
                 }
                 ListBuf::Empty => return Ok(snap),
-                _ => return Err(SnapshotError::NotSnapshot("the top level is a list of something other than segments".into())),
+                _ => {
+                    return Err(SnapshotError::NotSnapshot(
+                        "the top level is a list of something other than segments".into(),
+                    ));
+                }
             },
             Value::Segment(_) | Value::Trace(_) | Value::Block(_) | Value::Frame(_) => {
                 return Err(SnapshotError::NotSnapshot(
@@ -1017,33 +1039,58 @@ impl Machine {
             Some(Value::List(list)) => match *list {
                 ListBuf::Segments(s) => snap.segments = s,
                 ListBuf::Empty => {}
-                _ => return Err(SnapshotError::NotSnapshot("`segments` is not a list of segments".into())),
+                _ => {
+                    return Err(SnapshotError::NotSnapshot(
+                        "`segments` is not a list of segments".into(),
+                    ));
+                }
             },
             None => {}
-            Some(_) => return Err(SnapshotError::NotSnapshot("`segments` is not a list".into())),
+            Some(_) => {
+                return Err(SnapshotError::NotSnapshot(
+                    "`segments` is not a list".into(),
+                ));
+            }
         }
         match take(&mut items, "device_traces") {
-            Some(Value::List(list)) => match *list {
-                ListBuf::TraceLists(t) => snap.device_traces = t,
-                ListBuf::Empty => {}
-                ListBuf::Values(values) => {
-                    for v in values {
-                        snap.device_traces.push(match v {
-                            Value::List(l) => match *l {
-                                ListBuf::Traces(t) => t,
-                                ListBuf::Empty => Vec::new(),
-                                _ => return Err(SnapshotError::NotSnapshot("a `device_traces` entry is not a list of trace entries".into())),
-                            },
-                            _ => return Err(SnapshotError::NotSnapshot("a `device_traces` entry is not a list".into())),
-                        });
+            Some(Value::List(list)) => {
+                match *list {
+                    ListBuf::TraceLists(t) => snap.device_traces = t,
+                    ListBuf::Empty => {}
+                    ListBuf::Values(values) => {
+                        for v in values {
+                            snap.device_traces.push(match v {
+                                Value::List(l) => match *l {
+                                    ListBuf::Traces(t) => t,
+                                    ListBuf::Empty => Vec::new(),
+                                    _ => return Err(SnapshotError::NotSnapshot(
+                                        "a `device_traces` entry is not a list of trace entries"
+                                            .into(),
+                                    )),
+                                },
+                                _ => {
+                                    return Err(SnapshotError::NotSnapshot(
+                                        "a `device_traces` entry is not a list".into(),
+                                    ));
+                                }
+                            });
+                        }
+                    }
+                    // A flat list of entries (some tools write one device's list).
+                    ListBuf::Traces(t) => snap.device_traces = vec![t],
+                    _ => {
+                        return Err(SnapshotError::NotSnapshot(
+                            "`device_traces` is not a list of lists".into(),
+                        ));
                     }
                 }
-                // A flat list of entries (some tools write one device's list).
-                ListBuf::Traces(t) => snap.device_traces = vec![t],
-                _ => return Err(SnapshotError::NotSnapshot("`device_traces` is not a list of lists".into())),
-            },
+            }
             None => {}
-            Some(_) => return Err(SnapshotError::NotSnapshot("`device_traces` is not a list".into())),
+            Some(_) => {
+                return Err(SnapshotError::NotSnapshot(
+                    "`device_traces` is not a list".into(),
+                ));
+            }
         }
         snap.allocator_settings = match take(&mut items, "allocator_settings") {
             Some(Value::Settings(s)) => Some(*s),
@@ -1170,7 +1217,8 @@ fn settings(items: &[(Value, Value)]) -> AllocatorSettings {
         max_split_size: get(items, "max_split_size")
             .and_then(Value::as_i64)
             .and_then(|v| u64::try_from(v).ok()),
-        garbage_collection_threshold: get(items, "garbage_collection_threshold").and_then(Value::as_f64),
+        garbage_collection_threshold: get(items, "garbage_collection_threshold")
+            .and_then(Value::as_f64),
         entries: items
             .iter()
             .take(64)
@@ -1206,14 +1254,16 @@ fn decode_long(b: &[u8]) -> Value {
     let (low, high) = b.split_at(8);
     let fill = if negative { 0xff } else { 0 };
     if high.iter().all(|&x| x == fill) {
-        let v = u64::from_le_bytes([low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7]]);
+        let v = u64::from_le_bytes([
+            low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7],
+        ]);
         if !negative {
             return match i64::try_from(v) {
                 Ok(i) => Value::Int(i),
                 Err(_) => Value::UInt(v),
             };
         }
-        let i = v as i64;
+        let i = i64::from_ne_bytes(v.to_ne_bytes());
         if i < 0 {
             return Value::Int(i);
         }

@@ -7,7 +7,9 @@ use gpu_doctor_snapshot::{
 use std::path::PathBuf;
 
 fn path(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
 }
 
 fn read(rel: &str) -> Result<gpu_doctor_snapshot::Snapshot, SnapshotError> {
@@ -20,18 +22,62 @@ fn read(rel: &str) -> Result<gpu_doctor_snapshot::Snapshot, SnapshotError> {
 fn real_snapshots_match_python_pickle() {
     // file, segments, trace entries, reserved, allocated, active blocks, inactive blocks
     let cases = [
-        ("h200/frag.pickle", 67, 384, 72_081_211_392u64, 69_441_945_600u64, 100, 67),
-        ("h200/frag-oom-real.pickle", 129, 646, 138_512_695_296, 81_159_782_400, 129, 129),
-        ("h200/leak.pickle", 124, 846, 2_132_803_584, 2_113_959_936, 182, 2),
-        ("h200/gpt2-train-stacks-all.pickle", 130, 22_064, 8_084_520_960, 1_567_775_744, 454, 151),
+        (
+            "h200/frag.pickle",
+            67,
+            384,
+            72_081_211_392u64,
+            69_441_945_600u64,
+            100,
+            67,
+        ),
+        (
+            "h200/frag-oom-real.pickle",
+            129,
+            646,
+            138_512_695_296,
+            81_159_782_400,
+            129,
+            129,
+        ),
+        (
+            "h200/leak.pickle",
+            124,
+            846,
+            2_132_803_584,
+            2_113_959_936,
+            182,
+            2,
+        ),
+        (
+            "h200/gpt2-train-stacks-all.pickle",
+            130,
+            22_064,
+            8_084_520_960,
+            1_567_775_744,
+            454,
+            151,
+        ),
     ];
     for (file, segs, entries, reserved, allocated, active, inactive) in cases {
         let s = read(file).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(s.protocol, 4, "{file}");
         assert_eq!(s.segments.len(), segs, "{file}");
-        assert_eq!(s.device_traces.iter().map(Vec::len).sum::<usize>(), entries, "{file}");
-        assert_eq!(s.segments.iter().map(|x| x.total_size).sum::<u64>(), reserved, "{file}");
-        assert_eq!(s.segments.iter().map(|x| x.allocated_size).sum::<u64>(), allocated, "{file}");
+        assert_eq!(
+            s.device_traces.iter().map(Vec::len).sum::<usize>(),
+            entries,
+            "{file}"
+        );
+        assert_eq!(
+            s.segments.iter().map(|x| x.total_size).sum::<u64>(),
+            reserved,
+            "{file}"
+        );
+        assert_eq!(
+            s.segments.iter().map(|x| x.allocated_size).sum::<u64>(),
+            allocated,
+            "{file}"
+        );
         let count = |st: BlockState| {
             s.segments
                 .iter()
@@ -68,7 +114,10 @@ fn frames_and_stacks_are_interned() {
     assert_eq!(e.size, 12_884_901_888);
     assert_eq!(e.device_free, Some(11_044_782_080));
     let top = oom.stack(e.stack).next().expect("a frame");
-    assert_eq!((top.filename.as_str(), top.line), ("/home/user/train.py", 113));
+    assert_eq!(
+        (top.filename.as_str(), top.line),
+        ("/home/user/train.py", 113)
+    );
 }
 
 #[test]
@@ -83,7 +132,11 @@ fn every_protocol_reads_the_same() {
     ] {
         let s = read(file).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(s.protocol, p);
-        assert_eq!(serde_json::to_string(&analyze(&s, &opts)).expect("json"), want, "{file}");
+        assert_eq!(
+            serde_json::to_string(&analyze(&s, &opts)).expect("json"),
+            want,
+            "{file}"
+        );
     }
 }
 
@@ -127,9 +180,17 @@ fn expandable_segments_and_both_pending_free_spellings() {
     let s = read("snapshots/expandable.pickle").expect("reads");
     assert_eq!(s.protocol, 5);
     assert!(s.segments.iter().all(|x| x.is_expandable));
-    let states: Vec<BlockState> = s.segments.iter().flat_map(|x| &x.blocks).map(|b| b.state).collect();
+    let states: Vec<BlockState> = s
+        .segments
+        .iter()
+        .flat_map(|x| &x.blocks)
+        .map(|b| b.state)
+        .collect();
     assert_eq!(
-        states.iter().filter(|s| **s == BlockState::ActivePendingFree).count(),
+        states
+            .iter()
+            .filter(|s| **s == BlockState::ActivePendingFree)
+            .count(),
         2,
         "active_pending_free and active_awaiting_free: {states:?}"
     );
@@ -137,7 +198,11 @@ fn expandable_segments_and_both_pending_free_spellings() {
     assert_eq!(s.segments[1].pool_id, (0, 1));
     let actions: Vec<Action> = s.device_traces[0].iter().map(|e| e.action).collect();
     assert!(actions.contains(&Action::SegmentMap) && actions.contains(&Action::SegmentUnmap));
-    assert_eq!(actions.last(), Some(&Action::Other), "annotate is kept as other");
+    assert_eq!(
+        actions.last(),
+        Some(&Action::Other),
+        "annotate is kept as other"
+    );
     let settings = s.allocator_settings.as_ref().expect("settings");
     assert!(settings.expandable_segments);
     assert!(
@@ -166,42 +231,77 @@ fn refuse(rel: &str) -> SnapshotError {
 #[test]
 fn hostile_files_are_refused_clearly() {
     let e = refuse("snapshots/evil-global-os-system.pickle");
-    assert!(matches!(e, SnapshotError::Forbidden { name: "GLOBAL", .. }), "{e:?}");
+    assert!(
+        matches!(e, SnapshotError::Forbidden { name: "GLOBAL", .. }),
+        "{e:?}"
+    );
     assert_eq!(
         e.to_string(),
         "refused opcode GLOBAL at byte 2 (imports `os.system`): a memory snapshot is plain data and never imports or calls code"
     );
     let e = refuse("snapshots/evil-stack-global.pickle");
-    assert!(e.to_string().contains("STACK_GLOBAL") && e.to_string().contains("posix.system"), "{e}");
+    assert!(
+        e.to_string().contains("STACK_GLOBAL") && e.to_string().contains("posix.system"),
+        "{e}"
+    );
 
     let e = refuse("snapshots/evil-deep-nesting.pickle");
-    assert!(matches!(e, SnapshotError::TooDeep { limit: 64, .. }), "{e:?}");
+    assert!(
+        matches!(e, SnapshotError::TooDeep { limit: 64, .. }),
+        "{e:?}"
+    );
 
-    for file in ["snapshots/evil-huge-unicode8.pickle", "snapshots/evil-huge-bytes8.pickle"] {
+    for file in [
+        "snapshots/evil-huge-unicode8.pickle",
+        "snapshots/evil-huge-bytes8.pickle",
+    ] {
         let e = refuse(file);
         assert!(
-            matches!(e, SnapshotError::LengthBeyondEnd { claimed: 1_099_511_627_776, remaining: 4, .. }),
+            matches!(
+                e,
+                SnapshotError::LengthBeyondEnd {
+                    claimed: 1_099_511_627_776,
+                    remaining: 4,
+                    ..
+                }
+            ),
             "{file}: {e:?}"
         );
     }
     // Cut inside the first pickle FRAME: its length prefix reaches past the end.
     let e = refuse("snapshots/evil-truncated.pickle");
     assert!(
-        matches!(e, SnapshotError::LengthBeyondEnd { offset: 3, remaining: 4989, .. }),
+        matches!(
+            e,
+            SnapshotError::LengthBeyondEnd {
+                offset: 3,
+                remaining: 4989,
+                ..
+            }
+        ),
         "{e:?}"
     );
     assert!(e.hint().contains("cut short"));
     let bytes = std::fs::read(path("h200/frag.pickle")).expect("fixture");
     let e = read_snapshot(&bytes[..5000], None, Limits::default(), &mut |_| {}).expect_err("cut");
-    assert!(matches!(e, SnapshotError::Truncated { offset: 5000 }), "without a known length: {e:?}");
+    assert!(
+        matches!(e, SnapshotError::Truncated { offset: 5000 }),
+        "without a known length: {e:?}"
+    );
     let e = refuse("snapshots/protocol0.pickle");
     assert!(matches!(e, SnapshotError::NotPickle(b'(')), "{e:?}");
-    for e in [refuse("snapshots/evil-truncated.pickle"), refuse("snapshots/evil-deep-nesting.pickle")] {
+    for e in [
+        refuse("snapshots/evil-truncated.pickle"),
+        refuse("snapshots/evil-deep-nesting.pickle"),
+    ] {
         assert!(!e.hint().is_empty());
     }
 }
 
-fn read_bytes(bytes: &[u8], limits: Limits) -> Result<gpu_doctor_snapshot::Snapshot, SnapshotError> {
+fn read_bytes(
+    bytes: &[u8],
+    limits: Limits,
+) -> Result<gpu_doctor_snapshot::Snapshot, SnapshotError> {
     read_snapshot(bytes, Some(bytes.len() as u64), limits, &mut |_| {})
 }
 
@@ -209,24 +309,50 @@ fn read_bytes(bytes: &[u8], limits: Limits) -> Result<gpu_doctor_snapshot::Snaps
 fn crafted_bytes() {
     let ok = Limits::default();
     assert!(matches!(read_bytes(b"", ok), Err(SnapshotError::Empty)));
-    assert!(matches!(read_bytes(b"\x80\x06}.", ok), Err(SnapshotError::Protocol(6))));
-    assert!(matches!(read_bytes(b"\x80\x01}.", ok), Err(SnapshotError::Protocol(1))));
+    assert!(matches!(
+        read_bytes(b"\x80\x06}.", ok),
+        Err(SnapshotError::Protocol(6))
+    ));
+    assert!(matches!(
+        read_bytes(b"\x80\x01}.", ok),
+        Err(SnapshotError::Protocol(1))
+    ));
     // REDUCE, BUILD, INST, OBJ, NEWOBJ are refused on sight.
-    for (op, name) in [(b'R', "REDUCE"), (b'b', "BUILD"), (b'i', "INST"), (b'o', "OBJ"), (0x81, "NEWOBJ")] {
+    for (op, name) in [
+        (b'R', "REDUCE"),
+        (b'b', "BUILD"),
+        (b'i', "INST"),
+        (b'o', "OBJ"),
+        (0x81, "NEWOBJ"),
+    ] {
         match read_bytes(&[0x80, 4, b'N', op, b'.'], ok) {
-            Err(SnapshotError::Forbidden { name: n, offset: 3, .. }) => assert_eq!(n, name),
+            Err(SnapshotError::Forbidden {
+                name: n, offset: 3, ..
+            }) => assert_eq!(n, name),
             other => panic!("{name}: {other:?}"),
         }
     }
     assert!(matches!(
         read_bytes(b"\x80\x04\xff.", ok),
-        Err(SnapshotError::UnknownOpcode { op: 0xff, offset: 2 })
+        Err(SnapshotError::UnknownOpcode {
+            op: 0xff,
+            offset: 2
+        })
     ));
     // A memo reference that was never stored, and a pop from an empty stack.
-    assert!(matches!(read_bytes(b"\x80\x04h\x05.", ok), Err(SnapshotError::Malformed { .. })));
-    assert!(matches!(read_bytes(b"\x80\x040.", ok), Err(SnapshotError::Malformed { .. })));
+    assert!(matches!(
+        read_bytes(b"\x80\x04h\x05.", ok),
+        Err(SnapshotError::Malformed { .. })
+    ));
+    assert!(matches!(
+        read_bytes(b"\x80\x040.", ok),
+        Err(SnapshotError::Malformed { .. })
+    ));
     // A dict without `segments` is not a snapshot; an empty one with segments=[] is.
-    assert!(matches!(read_bytes(b"\x80\x04}.", ok), Err(SnapshotError::NotSnapshot(_))));
+    assert!(matches!(
+        read_bytes(b"\x80\x04}.", ok),
+        Err(SnapshotError::NotSnapshot(_))
+    ));
     let empty = b"\x80\x04}(\x8c\x08segments]u.";
     let s = read_bytes(empty, ok).expect("empty snapshot");
     assert!(s.segments.is_empty());
@@ -237,22 +363,35 @@ fn crafted_bytes() {
     };
     assert!(matches!(
         read_bytes(b"\x80\x04\x8c\x08segments.", small),
-        Err(SnapshotError::TooLarge { claimed: 8, limit: 4, .. })
+        Err(SnapshotError::TooLarge {
+            claimed: 8,
+            limit: 4,
+            ..
+        })
     ));
     let tiny = Limits {
         max_retained_bytes: 1000,
         ..ok
     };
     let many: Vec<u8> = [&b"\x80\x04]("[..], &b"N".repeat(100), b"e."].concat();
-    assert!(matches!(read_bytes(&many, tiny), Err(SnapshotError::MemoryLimit { .. })));
+    assert!(matches!(
+        read_bytes(&many, tiny),
+        Err(SnapshotError::MemoryLimit { .. })
+    ));
     // Nesting with marks alone.
     let marks: Vec<u8> = [&b"\x80\x04"[..], &b"(".repeat(100)].concat();
-    assert!(matches!(read_bytes(&marks, ok), Err(SnapshotError::TooDeep { .. })));
+    assert!(matches!(
+        read_bytes(&marks, ok),
+        Err(SnapshotError::TooDeep { .. })
+    ));
     // A container taken twice through the memo is refused, not copied.
     let twice = b"\x80\x04]\x94(\x8c\x01a\x8c\x01bu.";
     assert!(read_bytes(twice, ok).is_err());
     let reuse = b"\x80\x04](}\x94(\x8c\x06action\x8c\x05alloce\x94h\x00h\x00a.";
-    assert!(matches!(read_bytes(reuse, ok), Err(SnapshotError::Malformed { .. } | SnapshotError::NotSnapshot(_))));
+    assert!(matches!(
+        read_bytes(reuse, ok),
+        Err(SnapshotError::Malformed { .. } | SnapshotError::NotSnapshot(_))
+    ));
 }
 
 /// Every prefix of a real snapshot is refused cleanly (no panic), and every single-byte
@@ -261,7 +400,10 @@ fn crafted_bytes() {
 fn prefixes_and_corruptions_never_panic() {
     let bytes = std::fs::read(path("snapshots/expandable.pickle")).expect("fixture");
     for cut in 0..bytes.len() {
-        assert!(read_bytes(&bytes[..cut], Limits::default()).is_err(), "prefix {cut}");
+        assert!(
+            read_bytes(&bytes[..cut], Limits::default()).is_err(),
+            "prefix {cut}"
+        );
     }
     for i in 0..bytes.len() {
         for x in [0u8, 0x7f, 0xff, b'(', b'e'] {
@@ -276,8 +418,13 @@ fn prefixes_and_corruptions_never_panic() {
 fn progress_is_reported_for_large_input() {
     let bytes = std::fs::read(path("h200/gpt2-train-stacks-all.pickle")).expect("fixture");
     let mut seen = Vec::new();
-    read_snapshot(&bytes[..], Some(bytes.len() as u64), Limits::default(), &mut |at| seen.push(at))
-        .expect("reads");
+    read_snapshot(
+        &bytes[..],
+        Some(bytes.len() as u64),
+        Limits::default(),
+        &mut |at| seen.push(at),
+    )
+    .expect("reads");
     assert!(!seen.is_empty());
     assert!(seen.windows(2).all(|w| w[0] < w[1]));
 }

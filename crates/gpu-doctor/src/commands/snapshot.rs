@@ -1,4 +1,4 @@
-//! `gpu-doctor snapshot FILE`: reads a PyTorch CUDA memory snapshot
+//! `gpu-doctor snapshot FILE`: reads a torch CUDA memory snapshot
 //! (`torch.cuda.memory._dump_snapshot()`) natively, analyses it, runs the memory rules and
 //! prints a summary, `--json`, or a self-contained `--html` page. `snapshot diff A B` shows
 //! what grew between two snapshots.
@@ -11,8 +11,8 @@ use crate::exit::{ExitStatus, Hinted};
 use crate::printer::{self, Style};
 use clap::{Args, Subcommand};
 use gpu_doctor_model::{Finding, Severity};
-use gpu_doctor_rules::memory::{self, LeakFacts, MemoryFacts, OomFacts};
 use gpu_doctor_rules::memory::growth::{self, GrowthFacts, SiteGrowth};
+use gpu_doctor_rules::memory::{self, LeakFacts, MemoryFacts, OomFacts};
 use gpu_doctor_snapshot::{
     Analysis, AnalyzeOptions, Snapshot, SnapshotDiff, analyze, diff, format_bytes,
 };
@@ -89,7 +89,7 @@ pub fn run(ctx: &Context, args: SnapshotArgs) -> anyhow::Result<ExitStatus> {
 
 /// Reads a snapshot, with a progress bar for a large file on a terminal.
 fn load(path: &Path) -> anyhow::Result<Snapshot> {
-    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
     let show = len >= PROGRESS_MIN_BYTES && std::io::stderr().is_terminal();
     let mut progress = |at: u64| {
         if show {
@@ -110,8 +110,10 @@ fn load(path: &Path) -> anyhow::Result<Snapshot> {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// The analysis as the rules' facts.
@@ -244,9 +246,17 @@ fn sparkline(values: &[u64]) -> String {
         .collect()
 }
 
-fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: &[Finding]) -> String {
+fn summary(
+    style: Style,
+    source: &str,
+    snap: &Snapshot,
+    a: &Analysis,
+    findings: &[Finding],
+) -> String {
     let mut s = String::new();
-    let device = a.device.map_or_else(|| "none".to_owned(), |d| format!("cuda:{d}"));
+    let device = a
+        .device
+        .map_or_else(|| "none".to_owned(), |d| format!("cuda:{d}"));
     let span = match (a.trace.first_time_us, a.trace.last_time_us) {
         (Some(x), Some(y)) if y >= x => format!(" over {:.1} ms", (y - x) as f64 / 1000.0),
         _ => String::new(),
@@ -259,7 +269,11 @@ fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: 
         a.trace.entries
     );
     if a.devices.len() > 1 {
-        let _ = writeln!(s, "  devices in the file: {:?} (choose with --device)", a.devices);
+        let _ = writeln!(
+            s,
+            "  devices in the file: {:?} (choose with --device)",
+            a.devices
+        );
     }
     if snap.legacy_history {
         let _ = writeln!(s, "  torch 2.0 layout (per-block history)");
@@ -278,12 +292,20 @@ fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: 
             format_bytes(a.reserved_bytes.saturating_sub(a.allocated_bytes))
         ),
     );
-    row(&mut s, "largest free block", format_bytes(a.largest_free_block_bytes));
+    row(
+        &mut s,
+        "largest free block",
+        format_bytes(a.largest_free_block_bytes),
+    );
     if let Some(p) = &a.peak {
         row(
             &mut s,
             "peak allocated",
-            format!("{} at trace entry {}", format_bytes(p.allocated_bytes), p.trace_index),
+            format!(
+                "{} at trace entry {}",
+                format_bytes(p.allocated_bytes),
+                p.trace_index
+            ),
         );
         row(&mut s, "peak reserved", format_bytes(p.max_reserved_bytes));
     }
@@ -293,17 +315,35 @@ fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: 
     }
 
     if let Some(o) = &a.oom {
-        let at = o.python_stack.first().map(|f| format!(", {f}")).unwrap_or_default();
-        let _ = writeln!(s, "\n{} (trace entry {}{at})", style.bold("Out of memory"), o.trace_index);
+        let at = o
+            .python_stack
+            .first()
+            .map(|f| format!(", {f}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "\n{} (trace entry {}{at})",
+            style.bold("Out of memory"),
+            o.trace_index
+        );
         row(&mut s, "asked", format_bytes(o.requested_bytes));
         row(
             &mut s,
             "free on the device",
-            o.device_free_bytes.map_or_else(|| "unknown".into(), format_bytes),
+            o.device_free_bytes
+                .map_or_else(|| "unknown".into(), format_bytes),
         );
         row(&mut s, "allocated", format_bytes(o.allocated_bytes));
-        row(&mut s, "reserved but unallocated", format_bytes(o.cached_free_bytes));
-        row(&mut s, "largest free block", format_bytes(o.largest_free_block_bytes));
+        row(
+            &mut s,
+            "reserved but unallocated",
+            format_bytes(o.cached_free_bytes),
+        );
+        row(
+            &mut s,
+            "largest free block",
+            format_bytes(o.largest_free_block_bytes),
+        );
         row(&mut s, "blocked by", o.blocked_by.to_owned());
     }
 
@@ -312,14 +352,28 @@ fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: 
     row(
         &mut s,
         "free, partly used segs",
-        format!("{} (empty_cache() cannot return it)", format_bytes(f.stranded_free_bytes)),
+        format!(
+            "{} (empty_cache() cannot return it)",
+            format_bytes(f.stranded_free_bytes)
+        ),
     );
-    row(&mut s, "free, empty segments", format_bytes(f.releasable_free_bytes));
-    row(&mut s, "rounding inside blocks", format_bytes(f.internal_waste_bytes));
+    row(
+        &mut s,
+        "free, empty segments",
+        format_bytes(f.releasable_free_bytes),
+    );
+    row(
+        &mut s,
+        "rounding inside blocks",
+        format_bytes(f.internal_waste_bytes),
+    );
     row(
         &mut s,
         "free blocks",
-        format!("{} (score {:.2}: 0 one hole, 1 slivers)", f.free_blocks, f.score),
+        format!(
+            "{} (score {:.2}: 0 one hole, 1 slivers)",
+            f.free_blocks, f.score
+        ),
     );
     for b in f.free_block_histogram.iter().filter(|b| b.blocks > 0) {
         row(
@@ -336,13 +390,22 @@ fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: 
             format!(
                 "expandable_segments={}, max_split_size={}, PYTORCH_CUDA_ALLOC_CONF=\"{conf}\"",
                 set.expandable_segments,
-                set.max_split_size.map_or_else(|| "unlimited".into(), format_bytes)
+                set.max_split_size
+                    .map_or_else(|| "unlimited".into(), format_bytes)
             ),
         );
     }
     match f.expandable_would_avoid_oom {
-        Some(true) => row(&mut s, "expandable_segments", "would likely have avoided the OOM".into()),
-        Some(false) => row(&mut s, "expandable_segments", "would not have avoided the OOM".into()),
+        Some(true) => row(
+            &mut s,
+            "expandable_segments",
+            "would likely have avoided the OOM".into(),
+        ),
+        Some(false) => row(
+            &mut s,
+            "expandable_segments",
+            "would not have avoided the OOM".into(),
+        ),
         None => {}
     }
 
@@ -385,7 +448,12 @@ fn summary(style: Style, source: &str, snap: &Snapshot, a: &Analysis, findings: 
     s
 }
 
-fn run_diff(style: Style, before: &Path, after: &Path, common: &Common) -> anyhow::Result<ExitStatus> {
+fn run_diff(
+    style: Style,
+    before: &Path,
+    after: &Path,
+    common: &Common,
+) -> anyhow::Result<ExitStatus> {
     let a = load(before)?;
     let b = load(after)?;
     let opts = AnalyzeOptions {
@@ -420,12 +488,29 @@ fn run_diff(style: Style, before: &Path, after: &Path, common: &Common) -> anyho
                 "segments": segments,
             })
         };
-        extra.insert("before".into(), side(before, d.allocated_bytes.0, d.reserved_bytes.0, d.segments.0));
-        extra.insert("after".into(), side(after, d.allocated_bytes.1, d.reserved_bytes.1, d.segments.1));
-        extra.insert("allocated_delta_bytes".into(), d.allocated_delta_bytes.into());
+        extra.insert(
+            "before".into(),
+            side(
+                before,
+                d.allocated_bytes.0,
+                d.reserved_bytes.0,
+                d.segments.0,
+            ),
+        );
+        extra.insert(
+            "after".into(),
+            side(after, d.allocated_bytes.1, d.reserved_bytes.1, d.segments.1),
+        );
+        extra.insert(
+            "allocated_delta_bytes".into(),
+            d.allocated_delta_bytes.into(),
+        );
         extra.insert("reserved_delta_bytes".into(), d.reserved_delta_bytes.into());
         extra.insert("grown_sites".into(), serde_json::to_value(&d.grown_sites)?);
-        extra.insert("shrunk_sites".into(), serde_json::to_value(&d.shrunk_sites)?);
+        extra.insert(
+            "shrunk_sites".into(),
+            serde_json::to_value(&d.shrunk_sites)?,
+        );
         let doc = printer::findings_json(&findings, extra);
         print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
@@ -439,7 +524,13 @@ fn signed(delta: i64) -> String {
     format!("{sign}{}", format_bytes(delta.unsigned_abs()))
 }
 
-fn diff_text(style: Style, before: &Path, after: &Path, d: &SnapshotDiff, findings: &[Finding]) -> String {
+fn diff_text(
+    style: Style,
+    before: &Path,
+    after: &Path,
+    d: &SnapshotDiff,
+    findings: &[Finding],
+) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -464,12 +555,23 @@ fn diff_text(style: Style, before: &Path, after: &Path, d: &SnapshotDiff, findin
         format_bytes(d.reserved_bytes.1),
         signed(d.reserved_delta_bytes)
     );
-    let _ = writeln!(s, "  {:<12}{} -> {}", "segments", d.segments.0, d.segments.1);
-    for (title, list) in [("Grown sites", &d.grown_sites), ("Shrunk sites", &d.shrunk_sites)] {
+    let _ = writeln!(
+        s,
+        "  {:<12}{} -> {}",
+        "segments", d.segments.0, d.segments.1
+    );
+    for (title, list) in [
+        ("Grown sites", &d.grown_sites),
+        ("Shrunk sites", &d.shrunk_sites),
+    ] {
         if list.is_empty() {
             continue;
         }
-        let _ = writeln!(s, "\n{} (change, before -> after, blocks)", style.bold(title));
+        let _ = writeln!(
+            s,
+            "\n{} (change, before -> after, blocks)",
+            style.bold(title)
+        );
         for site in list {
             let _ = writeln!(
                 s,
