@@ -8,7 +8,7 @@
 
 use crate::state::{Snapshot, XidLabel};
 use gpu_doctor_model::{
-    DeviceInfo, DeviceSample, DeviceState, GpuIndex, ProcessSample, Reading, ThrottleReason,
+    DeviceInfo, DeviceSample, DeviceState, GpuIndex, Pid, ProcessSample, Reading, ThrottleReason,
 };
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -128,6 +128,10 @@ impl<'a> Family<'a> {
             if self.kind == MetricType::Counter {
                 // Counters are whole counts (events, errors).
                 series.encode_counter::<NoLabelSet, u64, u64>(&(*value as u64), None)?;
+            } else if value.fract() == 0.0 && value.abs() < 9.0e15 {
+                // Whole numbers (bytes, counts, flags) are written without a fraction,
+                // exactly; f64 holds every integer below 2^53.
+                series.encode_gauge(&(*value as i64))?;
             } else {
                 series.encode_gauge(value)?;
             }
@@ -554,36 +558,30 @@ fn process_families(processes: &[ProcessSample], top: usize) -> Vec<Family<'stat
         "Processes on the GPU, all of them (not only the ones with their own series).",
         None,
     );
-    let mut per_gpu: BTreeMap<GpuIndex, Vec<&ProcessSample>> = BTreeMap::new();
+    // One entry per (gpu, pid): a process with graphics and compute contexts on one GPU is
+    // listed twice by NVML but is one series. Processes whose memory is absent are counted,
+    // not summed.
+    let mut per_gpu: BTreeMap<GpuIndex, BTreeMap<Pid, (u64, &ProcessSample)>> = BTreeMap::new();
+    let mut counts: BTreeMap<GpuIndex, BTreeSet<Pid>> = BTreeMap::new();
     for p in processes {
-        per_gpu.entry(p.gpu).or_default().push(p);
+        counts.entry(p.gpu).or_default().insert(p.pid);
+        if let Some(bytes) = p.used_memory_bytes.get() {
+            let entry = per_gpu
+                .entry(p.gpu)
+                .or_default()
+                .entry(p.pid)
+                .or_insert((0, p));
+            entry.0 = entry.0.saturating_add(bytes);
+        }
     }
-    for (gpu, mut list) in per_gpu {
-        count.push(vec![("gpu", gpu.to_string())], list.len() as f64);
+    for (gpu, pids) in counts {
+        count.push(vec![("gpu", gpu.to_string())], pids.len() as f64);
+    }
+    for (gpu, by_pid) in per_gpu {
+        let mut list: Vec<(u64, &ProcessSample)> = by_pid.into_values().collect();
         // Largest first; the pid breaks ties so the series set is stable between scrapes.
-        list.retain(|p| p.used_memory_bytes.is_value());
-        list.sort_by(|a, b| {
-            b.used_memory_bytes
-                .get()
-                .cmp(&a.used_memory_bytes.get())
-                .then(a.pid.cmp(&b.pid))
-        });
-        let rest: u64 = list
-            .iter()
-            .skip(top)
-            .filter_map(|p| p.used_memory_bytes.get())
-            .sum();
-        // The same pid on one GPU twice (graphics and compute contexts) is one series.
-        let mut seen = BTreeSet::new();
-        for p in list.iter().take(top) {
-            if !seen.insert(p.pid) {
-                continue;
-            }
-            let bytes = list
-                .iter()
-                .filter(|q| q.pid == p.pid)
-                .filter_map(|q| q.used_memory_bytes.get())
-                .sum::<u64>();
+        list.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.pid.cmp(&b.1.pid)));
+        for (bytes, p) in list.iter().take(top) {
             memory.push(
                 vec![
                     ("gpu", gpu.to_string()),
@@ -591,10 +589,11 @@ fn process_families(processes: &[ProcessSample], top: usize) -> Vec<Family<'stat
                     ("command", command_label(p.command.as_ref())),
                     ("container", p.container.clone().unwrap_or_default()),
                 ],
-                bytes as f64,
+                *bytes as f64,
             );
         }
         if list.len() > top {
+            let rest: u64 = list.iter().skip(top).map(|(b, _)| *b).sum();
             memory.push(
                 vec![
                     ("gpu", gpu.to_string()),
