@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -102,10 +102,7 @@ impl SignalForwarder {
 
     /// Waits up to `timeout` for a signal.
     pub fn recv_timeout(&self, timeout: Duration) -> Option<i32> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(sig) => Some(sig),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.rx.recv_timeout(timeout).ok()
     }
 }
 
@@ -245,7 +242,14 @@ pub fn run(
         program: program.clone(),
         source,
     })?;
-    let pgid = child.id() as i32;
+    let Ok(pgid) = i32::try_from(child.id()) else {
+        // Cannot happen on Linux (pids fit in 22 bits); never signal a wrapped-around group.
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(DriverError::Wait(std::io::Error::other(
+            "process id out of range",
+        )));
+    };
     observer.started(pgid);
 
     let tail = Arc::new(Mutex::new(Tail {
@@ -352,7 +356,7 @@ fn wait(
 /// Processes that belong to the job after its leader exited: the rest of its process group,
 /// and (as subreaper) our own children that left it.
 fn leftovers(pgid: i32) -> Vec<i32> {
-    let me = std::process::id() as i32;
+    let me = i32::try_from(std::process::id()).unwrap_or(-1);
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -369,9 +373,9 @@ fn leftovers(pgid: i32) -> Vec<i32> {
             };
             let fields: Vec<&str> = rest.split_whitespace().collect();
             let state = fields.first().copied().unwrap_or("");
-            let ppid: i32 = fields.get(1).and_then(|f| f.parse().ok()).unwrap_or(0);
-            let pgrp: i32 = fields.get(2).and_then(|f| f.parse().ok()).unwrap_or(0);
-            state != "Z" && (pgrp == pgid || ppid == me)
+            let parent: i32 = fields.get(1).and_then(|f| f.parse().ok()).unwrap_or(0);
+            let group: i32 = fields.get(2).and_then(|f| f.parse().ok()).unwrap_or(0);
+            state != "Z" && (group == pgid || parent == me)
         })
         .collect()
 }

@@ -13,6 +13,9 @@
 //! - [`hook`]: the `sitecustomize` injected into Python jobs;
 //! - [`supervisor`]: the loop that ties them together, and [`report`], what it writes.
 
+// "PyTorch", "CuPy" and "NVML" in the docs are names, not code to put in backticks.
+#![allow(clippy::doc_markdown)]
+
 pub mod allocconf;
 pub mod batch;
 pub mod checkpoint;

@@ -106,9 +106,7 @@ fn take_sample(source: &Mutex<Box<dyn GpuSource>>, shared: &Mutex<Shared>) -> bo
     let events = src.drain_events();
     drop(src);
     let mut sh = lock(shared);
-    if let Ok(events) = events
-        && sh.job_pgid.is_some()
-    {
+    if let Ok(events) = events {
         let room = MAX_EVENTS.saturating_sub(sh.stats.events.len());
         sh.stats.events.extend(events.into_iter().take(room));
     }
@@ -164,12 +162,17 @@ impl Monitor {
     }
 
     /// Starts counting for an attempt whose process group is `pgid`, on `gpus` (all when
-    /// empty).
+    /// empty). Events seen since the last attempt ended are kept: a GPU that failed during
+    /// the backoff is this attempt's problem too.
     pub fn begin_attempt(&self, pgid: i32, gpus: &[GpuIndex]) {
         let mut sh = lock(&self.shared);
         sh.job_pgid = Some(pgid);
         sh.job_gpus = gpus.to_vec();
-        sh.stats = AttemptGpuStats::default();
+        let events = std::mem::take(&mut sh.stats.events);
+        sh.stats = AttemptGpuStats {
+            events,
+            ..AttemptGpuStats::default()
+        };
     }
 
     /// Stops counting and returns what the attempt showed.

@@ -323,7 +323,15 @@ pub fn classify(facts: &AttemptFacts<'_>, state: &RunState) -> Classification {
         && let (Some(total), Some(free)) = (view.total_bytes, view.free_bytes)
     {
         let held = total.saturating_sub(free);
-        if held >= OTHER_PROCESS_MIN_BYTES && held as f64 >= total as f64 * OTHER_PROCESS_SHARE {
+        // Only when the job would have fitted on the empty GPU: otherwise it is capacity,
+        // whoever else is there.
+        let need = class
+            .requested_bytes
+            .map(|r| r.saturating_add(class.job_bytes.unwrap_or(0)));
+        if need.is_none_or(|n| n <= total)
+            && held >= OTHER_PROCESS_MIN_BYTES
+            && held as f64 >= total as f64 * OTHER_PROCESS_SHARE
+        {
             class.cause = Some(Cause::OomOtherProcess);
             class.refined = Some(format!(
                 "{} is still in use on GPU {gpu} after the job exited",
@@ -418,31 +426,32 @@ fn plan(
         Cause::HwXid => hardware(facts, class, state),
         Cause::IllegalAccess | Cause::DeviceAssert => {
             if state.this_was_debug_rerun {
-                no_fix(format!(
-                    "{cause} again under CUDA_LAUNCH_BLOCKING=1: the failing kernel is the one in \
+                no_fix(
+                    "failed again under CUDA_LAUNCH_BLOCKING=1: the failing kernel is the one in \
                      the traceback above"
-                ))
+                        .into(),
+                )
             } else if opts.debug_rerun && !state.debug_rerun_done {
                 Decision::Retry {
                     change: Change::DebugRerun,
-                    reason: format!(
-                        "{cause} is sticky (the CUDA context is lost): one rerun with \
-                         CUDA_LAUNCH_BLOCKING=1 to find the kernel"
-                    ),
+                    reason: "sticky (the CUDA context is lost): one rerun with \
+                             CUDA_LAUNCH_BLOCKING=1 to find the kernel"
+                        .into(),
                 }
             } else {
-                no_fix(format!(
-                    "{cause} is a bug in the job or a kernel, and sticky: the same run would fail \
-                     the same way (--debug-rerun reruns once with CUDA_LAUNCH_BLOCKING=1 to find \
-                     the kernel)"
-                ))
+                no_fix(
+                    "a bug in the job or a kernel, and sticky: the same run would fail the same \
+                     way (--debug-rerun reruns once with CUDA_LAUNCH_BLOCKING=1 to find the \
+                     kernel)"
+                        .into(),
+                )
             }
         }
         c if c.is_environment() => Decision::Stop {
-            reason: format!("{c}: the installation is broken, and a retry cannot fix it"),
+            reason: "the installation is broken, and a retry cannot fix it".into(),
             kind: StopKind::Environment,
         },
-        other => no_fix(format!("{other}: no change gpu-doctor knows would fix it")),
+        _ => no_fix("no change gpu-doctor knows would fix it".into()),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::report::{AttemptReport, BatchReport, FindingRef, RunOutcome, RunRepor
 use gpu_doctor_model::units::format_bytes;
 use gpu_doctor_model::{Finding, GpuIndex, Inventory, SCHEMA_VERSION};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -234,9 +235,13 @@ impl Supervisor<'_> {
         (argv, env)
     }
 
-    /// Runs the job until it succeeds or the policy stops.
-    pub fn run(mut self, signals: &SignalForwarder) -> Result<RunResult, SetupError> {
-        let started = Instant::now();
+    /// Checks the plan against the command line and environment before anything runs: the
+    /// batch can be found, the checkpoint pattern parses, the accumulation is a number.
+    /// Returns the starting batch and accumulation.
+    pub fn validate(&self) -> Result<(Option<u64>, Option<u64>), SetupError> {
+        if self.plan.argv.is_empty() {
+            return Err(DriverError::EmptyCommand.into());
+        }
         let start_batch = self.start_batch()?;
         if let Some(spec) = &self.plan.resume {
             checkpoint::validate(&spec.glob)?;
@@ -245,6 +250,13 @@ impl Supervisor<'_> {
             Some(flag) => Some(batch::flag_number(&self.plan.argv, flag)?.unwrap_or(1)),
             None => None,
         };
+        Ok((start_batch, accum_start))
+    }
+
+    /// Runs the job until it succeeds or the policy stops.
+    pub fn run(mut self, signals: &SignalForwarder) -> Result<RunResult, SetupError> {
+        let started = Instant::now();
+        let (start_batch, accum_start) = self.validate()?;
         std::fs::create_dir_all(&self.plan.run_dir).map_err(|source| SetupError::RunDir {
             path: self.plan.run_dir.display().to_string(),
             source,
@@ -377,7 +389,7 @@ impl Supervisor<'_> {
                 gpu_events: gpu_stats.events.clone(),
             };
             if !outcome.exit.success() {
-                last_findings = findings.clone();
+                last_findings.clone_from(&findings);
             }
             let head = format!(
                 "attempt {n}/{} exited with {}",
@@ -428,7 +440,7 @@ impl Supervisor<'_> {
                     let wait = if backoff.is_zero() {
                         String::new()
                     } else {
-                        format!(" in {:.0?}", backoff)
+                        format!(" in {backoff:.0?}")
                     };
                     self.say(&format!(
                         "{head}: {cause}: {reason}; retrying{wait} with {what}{resume}"
@@ -455,8 +467,7 @@ impl Supervisor<'_> {
                     reason,
                 } => {
                     self.say(&format!(
-                        "{head}: {cause}: {reason} (at most {:.0?})",
-                        timeout
+                        "{head}: {cause}: {reason} (at most {timeout:.0?})"
                     ));
                     report.reason.clone_from(&reason);
                     attempts.push(report);
@@ -539,8 +550,11 @@ impl Supervisor<'_> {
             && start != b
         {
             let accum = match (&self.plan.accum_flag, p.accum, p.effective_batch) {
+                (Some(flag), Some(a), Some(eff)) if b * a == eff => {
+                    format!("; {flag} {a} keeps the effective batch at {eff}")
+                }
                 (Some(flag), Some(a), Some(eff)) => format!(
-                    "; {flag} {a} keeps the effective batch at {} (was {eff})",
+                    "; {flag} {a} makes the effective batch {} (was {eff})",
                     b * a
                 ),
                 _ => String::new(),
@@ -597,7 +611,7 @@ impl Supervisor<'_> {
                 {
                     let a = batch::accumulation_for(eff, *to);
                     p.accum = Some(a);
-                    what.push_str(&format!(", {flag} {old} -> {a}"));
+                    let _ = write!(what, ", {flag} {old} -> {a}");
                 }
                 what
             }

@@ -158,6 +158,22 @@ fn cases() -> Vec<Case> {
             ..base("memory still held after the job exited: another process, move")
         },
         Case {
+            // err-frag.txt: 67.64 GiB held + 80 GiB asked does not fit 139.8 GiB, whoever
+            // else is on the GPU.
+            findings: vec![finding(
+                Cause::OomCapacity,
+                &[
+                    ("requested_bytes", (80 * GIB) as f64),
+                    ("this_process_bytes", 67.64 * GIB as f64),
+                ],
+            )],
+            gpus: vec![gpu(0, 140, 10), gpu(1, 140, 139)],
+            cause: Some(Cause::OomCapacity),
+            action: "lower_batch",
+            change: Some(Change::LowerBatch { from: 64, to: 32 }),
+            ..base("a job too big for the empty GPU is capacity, even with memory held")
+        },
+        Case {
             findings: vec![oom(Cause::OomOtherProcess)],
             gpus: vec![gpu(0, 140, 10), gpu(1, 140, 100)],
             cause: Some(Cause::OomOtherProcess),
