@@ -235,6 +235,8 @@ fn seq_of(model: &ModelSpec, settings: &Settings) -> u64 {
 
 /// Bytes one token saves for backward in one layer (T5: the mean of an encoder and a decoder
 /// layer), from the autograd-graph walk in `validation/fit/probe.py`.
+// The formulas use the usual notation: h hidden, i intermediate, a heads, s sequence.
+#[allow(clippy::many_single_char_names)]
 fn saved_per_token_layer(m: &ModelSpec, p: Precision, seq: u64) -> u64 {
     let h = m.hidden;
     let i = m.intermediate;
@@ -334,6 +336,8 @@ fn round_up(bytes: u64, to: u64) -> u64 {
     bytes.div_ceil(to) * to
 }
 
+// The formulas use the usual notation: h hidden, i intermediate, a heads, s sequence.
+#[allow(clippy::many_single_char_names)]
 fn train(m: &ModelSpec, st: &Settings) -> Estimate {
     let p = st.precision();
     let seq = seq_of(m, st);
@@ -433,9 +437,11 @@ fn train(m: &ModelSpec, st: &Settings) -> Estimate {
     };
     phases.push((Phase::OptimizerStep, step));
     let reserve_factor = if st.checkpointing { 1.32 } else { 1.09 };
-    finish(phases, reserve_factor, 0, seq)
+    finish(&phases, reserve_factor, 0, seq)
 }
 
+// The formulas use the usual notation: h hidden, i intermediate, a heads, s sequence.
+#[allow(clippy::many_single_char_names)]
 fn infer(m: &ModelSpec, st: &Settings) -> Estimate {
     let p = st.precision();
     let seq = seq_of(m, st);
@@ -476,7 +482,7 @@ fn infer(m: &ModelSpec, st: &Settings) -> Estimate {
             },
             ..base
         };
-        return finish(vec![(Phase::Forward, forward)], 1.05, 0, seq);
+        return finish(&[(Phase::Forward, forward)], 1.05, 0, seq);
     }
     let total = seq + st.new_tokens;
     let (cache_layers, kv_width) = match m.family {
@@ -504,7 +510,7 @@ fn infer(m: &ModelSpec, st: &Settings) -> Estimate {
     // Each torch.cat leaves the old block behind in the cache: the reserve grows by about
     // the cache's final size.
     finish(
-        vec![(Phase::Prefill, prefill), (Phase::Decode, decode)],
+        &[(Phase::Prefill, prefill), (Phase::Decode, decode)],
         1.05,
         full,
         seq,
@@ -512,7 +518,7 @@ fn infer(m: &ModelSpec, st: &Settings) -> Estimate {
 }
 
 fn finish(
-    phases: Vec<(Phase, Breakdown)>,
+    phases: &[(Phase, Breakdown)],
     reserve_factor: f64,
     extra_reserve: u64,
     seq: u64,

@@ -10,6 +10,9 @@
 //!
 //! Everything but the lease directory is pure: no driver, no clock.
 
+// The docs name products (PyTorch, ViT, DeepSpeed ZeRO), not code items.
+#![allow(clippy::doc_markdown)]
+
 mod error;
 pub mod estimate;
 pub mod model;

@@ -127,7 +127,7 @@ impl ModelSpec {
                 cfg.get("architectures")?
                     .get(0)?
                     .as_str()
-                    .map(|a| a.to_ascii_lowercase())
+                    .map(str::to_ascii_lowercase)
             })
             .ok_or(FitError::MissingField {
                 field: "model_type",
@@ -196,12 +196,10 @@ impl ModelSpec {
             )
         } else if mt == "t5" || mt == "mt5" {
             let layers = c.req(&["num_layers"], "num_layers")?;
-            let ff = c.opt(&["feed_forward_proj"]);
             let gated = cfg
                 .get("feed_forward_proj")
                 .and_then(Value::as_str)
                 .is_some_and(|s| s.starts_with("gated"));
-            let _ = ff;
             ModelSpec::t5(
                 &model_type,
                 layers,
@@ -648,7 +646,7 @@ mod tests {
     fn qwen2_has_qkv_bias_and_unknown_types_are_refused() {
         let cfg = json!({"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24,
             "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864,
-            "vocab_size": 151936, "tie_word_embeddings": true});
+            "vocab_size": 151_936, "tie_word_embeddings": true});
         // Qwen2-0.5B: 494,032,768 parameters.
         assert_eq!(ModelSpec::from_config(&cfg).unwrap().params, 494_032_768);
         let err = ModelSpec::from_config(&json!({"model_type": "mamba"})).unwrap_err();

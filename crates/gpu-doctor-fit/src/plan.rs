@@ -89,7 +89,7 @@ impl GpuModel {
     pub fn find(name: &str) -> Option<GpuModel> {
         let norm = |s: &str| {
             s.chars()
-                .filter(|c| c.is_ascii_alphanumeric())
+                .filter(char::is_ascii_alphanumeric)
                 .collect::<String>()
                 .to_ascii_lowercase()
         };
@@ -299,5 +299,5 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
         _ => return None,
     };
     let bytes = v * mult;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < 1e18).then_some(bytes as u64)
+    (0.0..1e18).contains(&bytes).then_some(bytes as u64)
 }

@@ -67,10 +67,10 @@ fn predicted_peaks_are_within_the_issue_targets() {
         let err_r = (pred_r - meas_r) / meas_r * 100.0;
         eprintln!(
             "{name:32} measured {:8.0} MiB predicted {:8.0} MiB ({err:+5.1} %)   reserved {:8.0} vs {:8.0} ({err_r:+5.1} %)",
-            meas / 1048576.0,
-            pred / 1048576.0,
-            meas_r / 1048576.0,
-            pred_r / 1048576.0
+            meas / 1_048_576.0,
+            pred / 1_048_576.0,
+            meas_r / 1_048_576.0,
+            pred_r / 1_048_576.0
         );
         errs.push(err.abs());
     }

@@ -64,7 +64,7 @@ fn export_indices_and_json() {
         .unwrap();
     let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["schema_version"], 1);
-    assert_eq!(doc["lease"]["pid"].as_u64().is_some(), true);
+    assert!(doc["lease"]["pid"].as_u64().is_some());
     // The pid, the time and the temporary directory change from run to run.
     doc["lease"] = serde_json::Value::Null;
     insta::assert_json_snapshot!(doc);
