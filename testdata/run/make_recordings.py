@@ -5,7 +5,7 @@ Run from the repository root: `python3 testdata/run/make_recordings.py`. The out
 committed; this script says how it was made. Two H200s (141 GB), as on the validation host.
 
 - two-gpus-other-process.ndjson: GPU 0 has 130 GiB held by another process, GPU 1 is empty.
-- one-gpu-busy-then-free.ndjson: one GPU, 130 GiB held for the first 150 samples, then freed.
+- one-gpu-busy-then-free.ndjson: one GPU, 130 GiB held for the first 300 samples (6 s at 20 ms), then freed.
 - two-gpus-xid79.ndjson: two empty GPUs; an Xid 79 (fallen off the bus) on GPU 0.
 """
 
@@ -125,8 +125,8 @@ write(
 write(
     "one-gpu-busy-then-free.ndjson",
     [header(1)]
-    + [sample(t, [busy], [process(0, 4242, busy - idle)]) for t in range(150)]
-    + [sample(150 + t, [idle]) for t in range(3)],
+    + [sample(t, [busy], [process(0, 4242, busy - idle)]) for t in range(300)]
+    + [sample(300 + t, [idle]) for t in range(3)],
 )
 write(
     "two-gpus-xid79.ndjson",
