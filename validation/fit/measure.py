@@ -36,7 +36,16 @@ CASES = {
     "t5b-train-amp": ("t5", "base", "train", "amp-bf16", False, 8, 512, 0),
     "vit-train-fp32": ("vit", "base", "train", "fp32", False, 32, 0, 0),
     "vit-train-amp-ckpt": ("vit", "base", "train", "amp-bf16", True, 64, 0, 0),
+    # HELD_OUT below: shapes, batch sizes and modes the estimator was not calibrated on
+    # (testdata/fit/h200-calibration has only the cases above).
+    "qwen05b-train-amp": ("qwen2", "0.5b", "train", "amp-bf16", False, 4, 1024, 0),
+    "llama1b-train-fp32": ("llama", "1b", "train", "fp32", False, 2, 512, 0),
+    "gpt2m-infer-bf16": ("gpt2", "medium", "infer", "bf16", False, 32, 512, 0),
+    "bert-train-bf16-ckpt": ("bert", "base", "train", "bf16", True, 64, 512, 0),
+    "t5s-infer-bf16": ("t5", "small", "infer", "bf16", False, 16, 512, 64),
 }
+
+HELD_OUT = {"qwen05b-train-amp", "llama1b-train-fp32", "gpt2m-infer-bf16", "bert-train-bf16-ckpt", "t5s-infer-bf16"}
 
 
 def make_config(arch, size):
@@ -58,6 +67,19 @@ def make_config(arch, size):
             tie_word_embeddings=False,
         )
         return cfg, tf.LlamaForCausalLM
+    if arch == "qwen2":
+        # Qwen2-0.5B's shape: 14 heads over 2 KV heads, tied embeddings, a 152k vocabulary.
+        cfg = tf.Qwen2Config(
+            hidden_size=896,
+            intermediate_size=4864,
+            num_hidden_layers=24,
+            num_attention_heads=14,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            max_position_embeddings=4096,
+            tie_word_embeddings=True,
+        )
+        return cfg, tf.Qwen2ForCausalLM
     if arch == "bert":
         return tf.BertConfig(), tf.BertForMaskedLM
     if arch == "t5":
@@ -240,6 +262,13 @@ def main():
             mark(f"step{step}")
             opt.zero_grad(set_to_none=True)
             mark(f"zero_grad{step}")
+    elif not new_tokens:
+        model.eval()
+        with torch.no_grad():
+            for step in range(args.steps):
+                out = model(input_ids=data["input_ids"])
+                del out
+                mark(f"forward{step}")
     else:
         model.eval()
         ids = data["input_ids"]

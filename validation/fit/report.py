@@ -12,6 +12,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import HELD_OUT  # noqa: E402
+
 
 def load(path):
     try:
@@ -49,7 +52,7 @@ def main():
         acc = m.get("accelerate_estimate_bytes")
         rows.append(
             {
-                "case": case,
+                "case": case + (" (held out)" if case in HELD_OUT else ""),
                 "measured": meas,
                 "measured_reserved": m.get("max_memory_reserved"),
                 "gpu_doctor": pred,

@@ -484,18 +484,20 @@ fn infer(m: &ModelSpec, st: &Settings) -> Estimate {
         };
         return finish(&[(Phase::Forward, forward)], 1.05, 0, seq);
     }
-    let total = seq + st.new_tokens;
+    // T5's decoder caches only what it generated; the prompt is the encoder's input.
+    let t5 = m.family == Family::T5;
+    let total = if t5 { st.new_tokens + 1 } else { seq + st.new_tokens };
     let (cache_layers, kv_width) = match m.family {
         Family::T5 => (m.decoder_layers, m.heads * m.head_dim),
         _ => (m.layers, m.kv_heads * m.head_dim),
     };
     let kv = |tokens: u64| 2 * cache_layers * b * tokens * kv_width * e;
     // T5's decoder also caches the cross-attention keys and values over the encoder output.
-    let cross = if m.family == Family::T5 { kv(seq) } else { 0 };
+    let cross = if t5 { kv(seq) } else { 0 };
     // generate() asks for the last position's logits only and keeps them in fp32.
     let step_logits = b * m.vocab * 4;
     let prefill = Breakdown {
-        kv_cache: kv(seq) + cross,
+        kv_cache: if t5 { cross } else { kv(seq) },
         activations: n * transient_per_token,
         logits: step_logits,
         ..base
