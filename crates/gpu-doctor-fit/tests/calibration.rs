@@ -78,6 +78,8 @@ fn predicted_peaks_are_within_the_issue_targets() {
     let median = errs[errs.len() / 2];
     let worst = errs[errs.len() - 1];
     eprintln!("median |error| {median:.1} %, worst {worst:.1} %");
-    assert!(median <= 10.0, "median error {median:.1} %");
-    assert!(worst <= 25.0, "worst error {worst:.1} %");
+    // The issue's targets are 10 % and 25 %; on the data the formulas were checked against
+    // they do far better (2.2 % and 8.6 %), so a regression shows long before the targets.
+    assert!(median <= 5.0, "median error {median:.1} %");
+    assert!(worst <= 12.0, "worst error {worst:.1} %");
 }
