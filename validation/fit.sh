@@ -66,4 +66,11 @@ log "pick on the live GPU"
   "$BIN" pick --json --no-lock; echo "rc=$?"
 } >"$D/pick.txt" 2>&1
 cat "$D/pick.txt"
+if [ $(( $(date +%s) - START )) -lt 220 ]; then
+  log "bench: gpu-doctor fit vs accelerate's estimate (3 runs per config)"
+  timeout 60 bash bench/fit/bench.sh 3 >"$D/bench.txt" 2>&1; echo "rc=$?"
+  cat "$D/bench.txt"
+else
+  log "bench skipped: over the time budget"
+fi
 log "done in $(( $(date +%s) - START ))s"
