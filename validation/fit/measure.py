@@ -135,8 +135,11 @@ def accelerate_estimate(cls, cfg, precision, mode):
         try:
             from accelerate.commands.estimate import estimate_training_usage
 
-            mp = {"fp32": None, "amp-bf16": "bfloat16", "bf16": "bfloat16"}[precision]
-            usage = estimate_training_usage(total if precision != "bf16" else total * 2, mp)
+            # As `accelerate estimate-memory` computes its rows: "float32" for fp32 training,
+            # "bfloat16" (mixed precision) on the fp32 size for autocast, and its bfloat16
+            # row (the bf16 size) for pure bf16.
+            mp = {"fp32": "float32", "amp-bf16": "bfloat16", "bf16": "bfloat16"}[precision]
+            usage = estimate_training_usage(total, mp)
             if isinstance(usage, dict):
                 out["accelerate_training_stages"] = {k: int(v) for k, v in usage.items()}
                 out["accelerate_estimate_bytes"] = int(max(usage.values()))
