@@ -75,6 +75,9 @@ build_binaries() {
   fi
   FAKE_NVML_LIB="${FAKE_NVML_LIB:-$INTEGRATION_ROOT/target/debug/libfake_nvml.so}"
   [ -x "$GPU_DOCTOR_BIN" ] || die "no gpu-doctor binary at $GPU_DOCTOR_BIN"
+  # Absolute: the scripts under test run from other directories (slurmd's, a service's).
+  GPU_DOCTOR_BIN="$(realpath "$GPU_DOCTOR_BIN")"
+  FAKE_NVML_LIB="$(realpath "$FAKE_NVML_LIB")"
   [ -f "$FAKE_NVML_LIB" ] || die "no stand-in NVML library at $FAKE_NVML_LIB"
   export GPU_DOCTOR_BIN FAKE_NVML_LIB
 }
