@@ -60,6 +60,7 @@ fn healthy_device() -> DeviceSample {
         persistence_mode: Reading::Value(true),
         compute_mode: Reading::Value("default".into()),
         mig_enabled: Reading::Value(false),
+        mig_instances: Vec::new(),
     }
 }
 

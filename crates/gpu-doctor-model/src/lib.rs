@@ -19,8 +19,8 @@ pub use ids::{GpuIndex, GpuUuid, Pid};
 pub use reading::Reading;
 pub use sample::{
     ComputeCapability, DeviceInfo, DeviceSample, DeviceState, EccCounts, GpuEvent, GpuEventKind,
-    Inventory, PcieLink, ProcessKind, ProcessSample, RemappedRows, RetiredPages, Sample,
-    ThrottleReason,
+    Inventory, MigInstance, PcieLink, ProcessKind, ProcessSample, RemappedRows, RetiredPages,
+    Sample, ThrottleReason,
 };
 
 /// Version of every JSON document gpu-doctor writes (`status --json`, recordings, ...).

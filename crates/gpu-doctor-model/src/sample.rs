@@ -102,6 +102,35 @@ pub struct DeviceSample {
     /// `default`, `exclusive_process` or `prohibited`.
     pub compute_mode: Reading<String>,
     pub mig_enabled: Reading<bool>,
+    /// The MIG devices of this GPU when MIG is on (empty otherwise, and then left out of
+    /// JSON). Processes name theirs by [`ProcessSample::mig_instance`] (the GPU instance id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig_instances: Vec<MigInstance>,
+}
+
+/// One MIG device: a compute instance inside a GPU instance, with the GPU instance's memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigInstance {
+    /// The GPU instance id (what [`ProcessSample::mig_instance`] names).
+    pub gpu_instance_id: u32,
+    pub compute_instance_id: u32,
+    /// The profile, e.g. `3g.71gb` (from the device name `NVIDIA H200 MIG 3g.71gb`).
+    pub profile: String,
+    /// `MIG-...`, what `CUDA_VISIBLE_DEVICES` takes to select it.
+    pub uuid: GpuUuid,
+    pub memory_total_bytes: Reading<u64>,
+    pub memory_used_bytes: Reading<u64>,
+}
+
+impl MigInstance {
+    /// The profile part of a MIG device name (`NVIDIA H200 MIG 3g.71gb` → `3g.71gb`), or the
+    /// whole name when it has no ` MIG ` part.
+    pub fn profile_from_name(name: &str) -> String {
+        name.rsplit_once(" MIG ")
+            .map_or(name, |(_, profile)| profile)
+            .trim()
+            .to_owned()
+    }
 }
 
 /// Why the clocks are held down, in words (NVML's clock-event reasons).
@@ -229,4 +258,23 @@ pub enum GpuEventKind {
     ProcessStarted { pid: Pid },
     /// A process left the GPU.
     ProcessExited { pid: Pid },
+}
+
+#[cfg(test)]
+mod mig_tests {
+    use super::*;
+
+    #[test]
+    fn mig_profile_and_json() {
+        assert_eq!(
+            MigInstance::profile_from_name("NVIDIA H200 MIG 3g.71gb"),
+            "3g.71gb"
+        );
+        assert_eq!(MigInstance::profile_from_name("odd"), "odd");
+        // An empty MIG list is left out, so samples of GPUs without MIG read as before.
+        let json = serde_json::to_value(DeviceSample::default()).unwrap();
+        assert!(json.get("mig_instances").is_none());
+        let back: DeviceSample = serde_json::from_value(json).unwrap();
+        assert!(back.mig_instances.is_empty());
+    }
 }

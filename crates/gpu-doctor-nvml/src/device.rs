@@ -11,7 +11,7 @@
 use crate::{raw, reading};
 use gpu_doctor_model::{
     ComputeCapability, DeviceInfo, DeviceSample, DeviceState, EccCounts, GpuIndex, GpuUuid,
-    PcieLink, Pid, ProcessKind, ProcessSample, Reading, RetiredPages, ThrottleReason,
+    MigInstance, PcieLink, Pid, ProcessKind, ProcessSample, Reading, RetiredPages, ThrottleReason,
 };
 use nvml_wrapper::enum_wrappers::device::{
     Clock, ComputeMode, EccCounter, MemoryError, RetirementCause, TemperatureSensor,
@@ -371,6 +371,12 @@ impl Dev {
             graphics.value().map_or(&[][..], Vec::as_slice),
         );
 
+        let mig_instances = if mig_enabled.get() == Some(true) {
+            mig_instances(device)?
+        } else {
+            Vec::new()
+        };
+
         let sample = DeviceSample {
             index: GpuIndex(self.index),
             state: DeviceState::Ok,
@@ -394,6 +400,7 @@ impl Dev {
             persistence_mode,
             compute_mode,
             mig_enabled,
+            mig_instances,
         };
         Ok((sample, processes))
     }
@@ -529,6 +536,7 @@ fn lost_sample(index: u32, reason: String) -> DeviceSample {
         persistence_mode: failed(&reason),
         compute_mode: failed(&reason),
         mig_enabled: failed(&reason),
+        mig_instances: Vec::new(),
         state: DeviceState::Lost { reason },
     }
 }
@@ -536,6 +544,51 @@ fn lost_sample(index: u32, reason: String) -> DeviceSample {
 /// An absent reading with the reason.
 fn failed<T>(reason: &str) -> Reading<T> {
     Reading::Failed(reason.to_owned())
+}
+
+/// The MIG devices of a GPU in MIG mode: each one's ids, profile, UUID and memory. Empty
+/// slots below the maximum answer `NOT_FOUND` and are skipped; a GPU lost meanwhile ends the
+/// pass like any other reading.
+fn mig_instances(device: &Device<'static>) -> Result<Vec<MigInstance>, Lost> {
+    let Ok(max) = device.mig_device_count() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    // H100/H200 allow 7 MIG devices; the bound keeps a confused driver from costing more.
+    for index in 0..max.min(64) {
+        let mig = match device.mig_device_by_index(index) {
+            Ok(m) => m,
+            Err(e @ NvmlError::GpuLost) => return Err(Lost::from(&e)),
+            Err(_) => continue,
+        };
+        let memory = match mig.memory_info() {
+            Ok(m) => (Reading::Value(m.total), Reading::Value(m.used)),
+            Err(_) => match raw::memory_info_v1(&mig) {
+                Ok((total, _, used)) => (Reading::Value(total), Reading::Value(used)),
+                Err(e) => {
+                    let r = reading::<u64>(Err(e));
+                    (r.clone(), r)
+                }
+            },
+        };
+        // Every MIG handle has both ids; one that cannot say them cannot have processes
+        // attributed to it either, and a made-up id would be worse than leaving it out.
+        let (Ok(gpu_instance_id), Ok(compute_instance_id)) =
+            (raw::gpu_instance_id(&mig), raw::compute_instance_id(&mig))
+        else {
+            continue;
+        };
+        out.push(MigInstance {
+            gpu_instance_id,
+            compute_instance_id,
+            profile: MigInstance::profile_from_name(&mig.name().unwrap_or_default()),
+            uuid: GpuUuid(mig.uuid().unwrap_or_default()),
+            memory_total_bytes: memory.0,
+            memory_used_bytes: memory.1,
+        });
+    }
+    out.sort_by_key(|m| (m.gpu_instance_id, m.compute_instance_id));
+    Ok(out)
 }
 
 /// NVML's clock-event reason bits, in words. Bits gpu-doctor does not know are dropped.

@@ -1,7 +1,7 @@
 //! The few NVML calls nvml-wrapper 0.13 does not wrap, and giving the leaked `Nvml` back.
 //!
-//! nvml-wrapper has no `nvmlDeviceGetRemappedRows` and only the v2 memory query; gpu-doctor
-//! needs both (row remapping is how Ampere and later GPUs report failing memory, and v1
+//! nvml-wrapper has no `nvmlDeviceGetRemappedRows`, no MIG instance ids and only the v2 memory
+//! query; gpu-doctor needs them (row remapping is how Ampere and later GPUs report failing memory, and v1
 //! memory info is all that older drivers have). They are called here through nvml-wrapper's
 //! own loaded symbol table, so no second `dlopen` happens. This is the only module of the
 //! crate with `unsafe`; each block says why it holds.
@@ -65,6 +65,32 @@ pub(crate) fn remapped_rows(device: &Device<'_>) -> Result<RemappedRows, NvmlErr
         pending: pending != 0,
         failure: failure != 0,
     })
+}
+
+/// `nvmlDeviceGetGpuInstanceId` or `nvmlDeviceGetComputeInstanceId` of a MIG device handle.
+fn instance_id(device: &Device<'_>, compute: bool) -> Result<u32, NvmlError> {
+    let lib = device.nvml().lib();
+    let sym = if compute {
+        lib.nvmlDeviceGetComputeInstanceId.as_ref()
+    } else {
+        lib.nvmlDeviceGetGpuInstanceId.as_ref()
+    }
+    .map_err(missing)?;
+    let mut id: c_uint = 0;
+    // SAFETY: as above; `id` is a valid, writable c_uint.
+    let code = unsafe { sym(device.handle(), &raw mut id) };
+    nvml_try(code)?;
+    Ok(id)
+}
+
+/// The GPU instance id of a MIG device handle (nvml-wrapper 0.13 does not wrap it).
+pub(crate) fn gpu_instance_id(device: &Device<'_>) -> Result<u32, NvmlError> {
+    instance_id(device, false)
+}
+
+/// The compute instance id of a MIG device handle.
+pub(crate) fn compute_instance_id(device: &Device<'_>) -> Result<u32, NvmlError> {
+    instance_id(device, true)
 }
 
 /// Leaks `nvml` so devices and the event set, which borrow it, can live beside it in one

@@ -336,6 +336,63 @@ fn mig_mode_and_instances_show_on_processes() {
 }
 
 #[test]
+fn mig_instances_are_listed_with_profile_and_memory() {
+    let doc = probe("mig", 2);
+    let d = &devices(&doc, 1)[0];
+    let listed: Vec<(u32, u32, &str, &str, Option<u64>, Option<u64>)> = d
+        .mig_instances
+        .iter()
+        .map(|m| {
+            (
+                m.gpu_instance_id,
+                m.compute_instance_id,
+                m.profile.as_str(),
+                m.uuid.0.as_str(),
+                m.memory_total_bytes.get(),
+                m.memory_used_bytes.get(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (
+                2,
+                0,
+                "3g.71gb",
+                "MIG-4f1e2d3c-5b6a-5978-8695-a4b3c2d1e0f1",
+                Some(76_235_669_504),
+                Some(21_474_836_480)
+            ),
+            (
+                3,
+                0,
+                "2g.35gb",
+                "MIG-5a6b7c8d-9e0f-5a1b-8c2d-3e4f5a6b7c8d",
+                Some(37_580_963_840),
+                Some(8_589_934_592)
+            ),
+            (
+                9,
+                0,
+                "1g.18gb",
+                "MIG-6b7c8d9e-0f1a-5b2c-9d3e-4f5a6b7c8d9e",
+                Some(18_253_611_008),
+                Some(0)
+            ),
+        ]
+    );
+    // A GPU without MIG lists none, and its JSON has no `mig_instances` key.
+    let idle = probe("one-gpu-idle", 1);
+    assert!(devices(&idle, 0)[0].mig_instances.is_empty());
+    assert!(
+        idle["steps"][0]["sample"]["devices"][0]
+            .get("mig_instances")
+            .is_none()
+    );
+}
+
+#[test]
 fn process_details_come_from_proc() {
     let root = tempfile::tempdir().unwrap();
     let pid_dir = root.path().join("4242");
