@@ -5,6 +5,7 @@
 mod commands;
 mod exit;
 mod printer;
+mod report_chart;
 
 use clap::{Parser, Subcommand};
 
@@ -42,6 +43,10 @@ enum Command {
     Fit(commands::fit::FitArgs),
     /// Choose GPUs by free memory, utilisation and health.
     Pick(commands::pick::PickArgs),
+    /// Memory, utilisation, temperature and power over a window, with leaks and alerts.
+    Report(commands::report::ReportArgs),
+    /// A full-screen monitor: charts, processes with their memory trend, alerts.
+    Watch(commands::watch::WatchArgs),
 }
 
 fn main() {
@@ -59,6 +64,8 @@ fn main() {
         Command::Sanitize(args) => commands::sanitize::run(&ctx, args),
         Command::Fit(args) => commands::fit::run(&ctx, args),
         Command::Pick(args) => commands::pick::run(&ctx, args),
+        Command::Report(args) => commands::report::run(&ctx, args),
+        Command::Watch(args) => commands::watch::run(&ctx, args),
     };
     let status = match result {
         Ok(status) => status,

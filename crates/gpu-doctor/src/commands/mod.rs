@@ -7,11 +7,13 @@ pub mod explain;
 pub mod fit;
 pub mod pick;
 pub mod record;
+pub mod report;
 pub mod rule;
 pub mod run;
 pub mod sanitize;
 pub mod snapshot;
 pub mod status;
+pub mod watch;
 
 use crate::exit::Hinted;
 use clap::{Args, ValueEnum};

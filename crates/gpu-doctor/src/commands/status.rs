@@ -91,8 +91,7 @@ pub fn status_json(inventory: &Inventory, sample: &Sample) -> Value {
                 for (key, value) in reading {
                     // The sample's total is the live one; keep the inventory's if the
                     // sample could not read it.
-                    if key == "memory_total_bytes" && !value.is_number() && obj.contains_key(&key)
-                    {
+                    if key == "memory_total_bytes" && !value.is_number() && obj.contains_key(&key) {
                         continue;
                     }
                     obj.insert(key, value);
@@ -232,7 +231,10 @@ fn device_row(info: Option<&DeviceInfo>, d: &DeviceSample, style: Style) -> Stri
         .temperature_celsius
         .get()
         .map_or_else(|| "n/a".into(), |t| format!("{t}°C"));
-    let power = match (d.power_draw_milliwatts.get(), d.power_limit_milliwatts.get()) {
+    let power = match (
+        d.power_draw_milliwatts.get(),
+        d.power_limit_milliwatts.get(),
+    ) {
         (Some(draw), Some(limit)) => format!("{}/{} W", draw / 1000, limit / 1000),
         (Some(draw), None) => format!("{} W", draw / 1000),
         _ => "n/a".into(),
@@ -242,7 +244,15 @@ fn device_row(info: Option<&DeviceInfo>, d: &DeviceSample, style: Style) -> Stri
         (Some(sm), None) => format!("{sm} MHz"),
         _ => "n/a".into(),
     };
-    let problems = health_words(d);
+    let mut problems = health_words(d);
+    if let (Some(link), Some(max)) = (d.pcie_link.get(), info.and_then(|i| i.pcie_max_link.get()))
+        && (link.width < max.width || link.generation < max.generation)
+    {
+        problems.push(format!(
+            "PCIe gen{} x{} (max gen{} x{})",
+            link.generation, link.width, max.generation, max.width
+        ));
+    }
     let health = if problems.is_empty() {
         style.green("ok")
     } else {
@@ -258,12 +268,14 @@ fn device_row(info: Option<&DeviceInfo>, d: &DeviceSample, style: Style) -> Stri
 pub fn health_words(d: &DeviceSample) -> Vec<String> {
     let mut words = Vec::new();
     if let Reading::Value(reasons) = &d.throttle_reasons {
-        words.extend(
-            reasons
-                .iter()
-                .filter(|r| r.is_problem())
-                .map(|r| format!("throttled: {}", r.describe())),
-        );
+        let problems: Vec<&str> = reasons
+            .iter()
+            .filter(|r| r.is_problem())
+            .map(|r| r.describe())
+            .collect();
+        if !problems.is_empty() {
+            words.push(format!("throttled: {}", problems.join(", ")));
+        }
     }
     if let Some(ecc) = d.ecc_errors.value() {
         if ecc.volatile_uncorrected > 0 {
