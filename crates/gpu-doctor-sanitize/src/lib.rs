@@ -26,6 +26,7 @@ pub use findings::RULES;
 pub use parse::{Parser, Tool};
 
 use gpu_doctor_model::Finding;
+use std::io::{BufRead as _, Read as _};
 
 /// Condenses a saved compute-sanitizer log into findings; `None` when `bytes` is not one
 /// (no line carries the sanitizer's prefix with a report, summary or banner).
@@ -42,6 +43,56 @@ pub fn condense_log_named(bytes: &[u8], source: &str) -> Option<Vec<Finding>> {
         return None;
     }
     Some(findings::findings(condenser.defects(), &totals, source))
+}
+
+/// [`condense_log_named`] over a reader, a line at a time: memory stays bounded however
+/// long the log (lines are cut at [`parse::MAX_LINE_BYTES`]).
+pub fn condense_read(
+    reader: impl std::io::BufRead,
+    source: &str,
+) -> std::io::Result<Option<Vec<Finding>>> {
+    let mut reader = reader;
+    let mut parser = Parser::new();
+    let mut condenser = Condenser::new(None);
+    let mut line = Vec::with_capacity(256);
+    loop {
+        line.clear();
+        // `take` bounds one line's bytes; the rest of an over-long line is skipped below.
+        let n = (&mut reader)
+            .take(parse::MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)?;
+        if n == 0 {
+            break;
+        }
+        if !line.ends_with(b"\n") && n > parse::MAX_LINE_BYTES {
+            skip_rest_of_line(&mut reader)?;
+        }
+        for event in parser.push_bytes(&line) {
+            condenser.add(event);
+        }
+    }
+    for event in parser.finish() {
+        condenser.add(event);
+    }
+    let totals = condenser.totals();
+    Ok(totals
+        .recognised
+        .then(|| findings::findings(condenser.defects(), &totals, source)))
+}
+
+fn skip_rest_of_line(reader: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            reader.consume(i + 1);
+            return Ok(());
+        }
+        let len = buf.len();
+        reader.consume(len);
+    }
 }
 
 /// Parses and groups a whole log in memory (lines split on `\n`, any encoding).

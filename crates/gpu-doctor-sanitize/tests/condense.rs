@@ -243,3 +243,21 @@ fn very_long_lines_are_cut_not_kept() {
         "{longest}"
     );
 }
+
+#[test]
+fn reading_a_stream_gives_the_same_findings() {
+    for rel in ["formats/memcheck-no-lineinfo.log", "h200/triton_oob.log"] {
+        let bytes = fixture(rel);
+        let streamed = gpu_doctor_sanitize::condense_read(
+            std::io::BufReader::with_capacity(7, &bytes[..]),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(streamed, condense_log_named(&bytes, "x"), "{rel}");
+    }
+    // An over-long line is cut, and the next line still parses.
+    let mut log = "=".repeat(100_000);
+    log.push_str("\n========= ERROR SUMMARY: 0 errors\n");
+    let streamed = gpu_doctor_sanitize::condense_read(log.as_bytes(), "x").unwrap();
+    assert_eq!(streamed, Some(vec![]));
+}

@@ -60,7 +60,11 @@ fn run(log: &str, exit: i32, args: &[&str]) -> Output {
 
 #[test]
 fn condenses_and_passes_the_job_status_through() {
-    let out = run("formats/memcheck-no-lineinfo.log", 3, &["--", "./solver", "in.cnf"]);
+    let out = run(
+        "formats/memcheck-no-lineinfo.log",
+        3,
+        &["--", "./solver", "in.cnf"],
+    );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     // The job's own lines pass through; the sanitizer's report lines do not.
@@ -96,7 +100,11 @@ fn json_on_stdout_job_output_on_stderr() {
 fn a_clean_run_exits_zero() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("clean.log");
-    std::fs::write(&log, "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n").unwrap();
+    std::fs::write(
+        &log,
+        "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n",
+    )
+    .unwrap();
     let fake = fake_sanitizer();
     let out = gpu_doctor(fake.path())
         .env("FAKE_LOG", &log)
@@ -115,7 +123,10 @@ fn show_reports_echoes_the_raw_lines() {
         &["--show-reports", "--", "./proj"],
     );
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("========= Invalid __global__ read of size 8\n"), "{stdout}");
+    assert!(
+        stdout.contains("========= Invalid __global__ read of size 8\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("error[GD601]"), "{stdout}");
 }
 
@@ -136,7 +147,10 @@ fn missing_sanitizer_is_a_tool_error_naming_the_places() {
         )),
         "{stderr}"
     );
-    assert!(stderr.contains("hint: compute-sanitizer ships with the CUDA toolkit"), "{stderr}");
+    assert!(
+        stderr.contains("hint: compute-sanitizer ships with the CUDA toolkit"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -74,7 +74,8 @@ pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let facts = scanner.finish();
 
     let live = if live { live_sample(ctx) } else { None };
-    let findings = gpu_doctor_rules::explain::diagnose(&facts, live.as_ref());
+    let mut findings = gpu_doctor_rules::explain::diagnose(&facts, live.as_ref());
+    sanitizer_findings(&files, &mut findings);
 
     let mut out = std::io::stdout().lock();
     if json {
@@ -102,6 +103,31 @@ pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     }
     out.flush()?;
     Ok(status_of(&findings))
+}
+
+/// A saved compute-sanitizer log (a file; standard input is read once, by the scanner)
+/// gets `gpu-doctor sanitize`'s condensed findings, first, in place of the generic GD571.
+fn sanitizer_findings(files: &[PathBuf], findings: &mut Vec<Finding>) {
+    let mut condensed = Vec::new();
+    for file in files.iter().filter(|f| f.as_os_str() != "-") {
+        let Ok(handle) = std::fs::File::open(file) else {
+            continue;
+        };
+        let name = file.file_name().map_or_else(
+            || file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        if let Ok(Some(found)) =
+            gpu_doctor_sanitize::condense_read(std::io::BufReader::new(handle), &name)
+        {
+            condensed.extend(found);
+        }
+    }
+    if !condensed.is_empty() {
+        findings.retain(|f| f.code.0 != "GD571");
+        condensed.append(findings);
+        *findings = condensed;
+    }
 }
 
 /// 1 when any finding is a problem (warn or error); 0 when there are none, or only notes.

@@ -30,7 +30,11 @@ pub struct SanitizeArgs {
     #[arg(long, value_name = "PATH", env = "GPU_DOCTOR_COMPUTE_SANITIZER")]
     pub sanitizer: Option<PathBuf>,
     /// An extra compute-sanitizer flag, repeatable: `--sanitizer-arg=--leak-check=full`.
-    #[arg(long = "sanitizer-arg", value_name = "FLAG", allow_hyphen_values = true)]
+    #[arg(
+        long = "sanitizer-arg",
+        value_name = "FLAG",
+        allow_hyphen_values = true
+    )]
     pub sanitizer_args: Vec<OsString>,
     /// Echo compute-sanitizer's own report lines too, not only the condensed findings.
     #[arg(long)]
@@ -82,7 +86,11 @@ pub fn run(ctx: &Context, args: SanitizeArgs) -> anyhow::Result<ExitStatus> {
         sanitizer_args: args.sanitizer_args,
         command: args.command,
     };
-    let echo = if args.json { Echo::Stderr } else { Echo::Stdout };
+    let echo = if args.json {
+        Echo::Stderr
+    } else {
+        Echo::Stdout
+    };
     let outcome = runner::run_filtered(&job, echo, !args.show_reports)
         .map_err(|e| Hinted::new(e.to_string(), e.hint()))?;
 
