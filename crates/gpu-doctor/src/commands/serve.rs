@@ -32,22 +32,28 @@ pub struct ServeArgs {
 }
 
 pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitStatus> {
-    if args.interval < Duration::from_millis(100) {
+    let ServeArgs {
+        listen,
+        interval,
+        top_processes,
+        http_workers,
+    } = args;
+    if interval < Duration::from_millis(100) {
         return Err(Hinted::new(
-            format!("--interval {:?} is too short", args.interval),
+            format!("--interval {interval:?} is too short"),
             "sample every 100ms or more; Prometheus scrapes every 15s or so, and a faster sampler only costs CPU",
         ));
     }
-    if args.http_workers == 0 || args.http_workers > 256 {
+    if http_workers == 0 || http_workers > 256 {
         return Err(Hinted::new(
-            format!("--http-workers {} is out of range", args.http_workers),
+            format!("--http-workers {http_workers} is out of range"),
             "use 1 to 256 (4 serves a Prometheus pair with room to spare)",
         ));
     }
     let source = ctx.open_source()?;
-    let mut config = ExporterConfig::new(args.listen, args.interval);
-    config.top_processes = args.top_processes;
-    config.http.workers = args.http_workers;
+    let mut config = ExporterConfig::new(listen, interval);
+    config.top_processes = top_processes;
+    config.http.workers = http_workers;
     let exporter = Exporter::start(source, &config, Arc::new(SystemClock)).map_err(|e| {
         let hint = e
             .hint()
@@ -57,7 +63,7 @@ pub fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<ExitStatus> {
     eprintln!(
         "gpu-doctor serve: http://{}/metrics (sampling every {:?}); /healthz for liveness",
         exporter.local_addr(),
-        args.interval
+        interval
     );
     exporter.wait();
     Ok(ExitStatus::Success)
