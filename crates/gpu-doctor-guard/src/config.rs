@@ -182,11 +182,7 @@ struct RawBudget {
 
 /// 1-based line of byte offset `at` in `text`.
 fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    text.get(..at).unwrap_or(text).matches('\n').count() + 1
 }
 
 /// Reads and parses a budget file (bounded to [`MAX_CONFIG_BYTES`]).

@@ -1,0 +1,282 @@
+//! The budget of one job (`gpu-doctor run --memory-limit SIZE [--enforce]`): the job's own
+//! memory, from NVML's per-process figures, against its budget on each GPU.
+//!
+//! The job is a process tree: its root (or, for `run`, every child of gpu-doctor itself),
+//! everything below it, and everything in its process group, so a launcher that forks
+//! workers or a `DataLoader`'s processes are counted. Memory is summed per GPU, as the
+//! frameworks' own limits are per device. The first sample over budget on a GPU gives a
+//! GD590 warning; with `enforce` the job's process groups are then stopped (SIGTERM, grace,
+//! SIGKILL) and a GD591 finding says what it used against what it was allowed.
+//!
+//! [`job_usage`] and [`BudgetWatch::observe`] decide; only [`BudgetWatch::enforce_now`]
+//! sends signals.
+
+use crate::enforce::{StopOutcome, stop_group, stop_process};
+use crate::findings;
+use crate::proc::ProcRoot;
+use gpu_doctor_model::{Finding, GpuIndex, Sample};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Whose memory counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobRoot {
+    /// This process and its tree.
+    Process(u32),
+    /// Every process below this one, not itself: `run` watches its own children this way,
+    /// so gpu-doctor's own (tiny) NVML context is never counted.
+    ChildrenOf(u32),
+}
+
+/// The job's memory on each GPU, and which of its processes hold it.
+pub fn job_usage(job: &BTreeSet<u32>, sample: &Sample) -> BTreeMap<GpuIndex, (u64, Vec<u32>)> {
+    let mut usage: BTreeMap<GpuIndex, (u64, Vec<u32>)> = BTreeMap::new();
+    for p in &sample.processes {
+        if !job.contains(&p.pid.0) {
+            continue;
+        }
+        if let Some(bytes) = p.used_memory_bytes.get() {
+            let entry = usage.entry(p.gpu).or_default();
+            entry.0 += bytes;
+            entry.1.push(p.pid.0);
+        }
+    }
+    usage
+}
+
+/// What one observation found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Within budget everywhere (or no memory seen yet).
+    Within,
+    /// Over budget on `gpu`: the finding is new (GD590) unless it was given before.
+    Over {
+        gpu: GpuIndex,
+        used: u64,
+        pids: Vec<u32>,
+        new_finding: Option<Finding>,
+    },
+}
+
+/// Watches one job's memory against its budget.
+#[derive(Debug)]
+pub struct BudgetWatch {
+    root: JobRoot,
+    limit_bytes: u64,
+    grace: Duration,
+    proc: ProcRoot,
+    warned: BTreeSet<GpuIndex>,
+    peak: BTreeMap<GpuIndex, u64>,
+    findings: Vec<Finding>,
+    stopped: bool,
+}
+
+impl BudgetWatch {
+    /// A budget of `limit_bytes` per GPU; `grace` between SIGTERM and SIGKILL.
+    pub fn new(root: JobRoot, limit_bytes: u64, grace: Duration) -> Self {
+        BudgetWatch {
+            root,
+            limit_bytes,
+            grace,
+            proc: ProcRoot::default(),
+            warned: BTreeSet::new(),
+            peak: BTreeMap::new(),
+            findings: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    /// Reads processes under another `/proc` (tests).
+    #[must_use]
+    pub fn with_proc(mut self, proc: ProcRoot) -> Self {
+        self.proc = proc;
+        self
+    }
+
+    pub fn limit_bytes(&self) -> u64 {
+        self.limit_bytes
+    }
+
+    /// The job's processes now.
+    pub fn job_pids(&self) -> BTreeSet<u32> {
+        match self.root {
+            JobRoot::Process(pid) => self.proc.job_pids(pid),
+            JobRoot::ChildrenOf(pid) => {
+                let mut pids = self.proc.job_pids(pid);
+                pids.remove(&pid);
+                pids
+            }
+        }
+    }
+
+    /// Looks at one sample. Over budget on several GPUs, the one most over is reported.
+    pub fn observe(&mut self, sample: &Sample) -> Step {
+        let job = self.job_pids();
+        self.observe_pids(&job, sample)
+    }
+
+    /// [`BudgetWatch::observe`] with the job's pids given (pure; for tests and callers that
+    /// already know them).
+    pub fn observe_pids(&mut self, job: &BTreeSet<u32>, sample: &Sample) -> Step {
+        let usage = job_usage(job, sample);
+        for (gpu, (used, _)) in &usage {
+            let peak = self.peak.entry(*gpu).or_insert(0);
+            *peak = (*peak).max(*used);
+        }
+        let Some((gpu, (used, pids))) = usage
+            .into_iter()
+            .filter(|(_, (used, _))| *used > self.limit_bytes)
+            .max_by_key(|(_, (used, _))| *used)
+        else {
+            return Step::Within;
+        };
+        let new_finding = self.warned.insert(gpu).then(|| {
+            let f = findings::budget_exceeded(gpu, used, self.limit_bytes, &pids);
+            self.findings.push(f.clone());
+            f
+        });
+        Step::Over {
+            gpu,
+            used,
+            pids,
+            new_finding,
+        }
+    }
+
+    /// Stops the job (once): each process group it leads is sent SIGTERM, given the grace
+    /// period, then SIGKILL. Returns the GD591 finding.
+    pub fn enforce_now(&mut self, gpu: GpuIndex, used: u64, pids: &[u32]) -> Option<Finding> {
+        if self.stopped {
+            return None;
+        }
+        self.stopped = true;
+        let leaders: Vec<u32> = match self.root {
+            JobRoot::Process(pid) => vec![pid],
+            JobRoot::ChildrenOf(me) => self
+                .proc
+                .pids()
+                .into_iter()
+                .filter(|&p| self.proc.stat(p).is_some_and(|s| s.ppid == me))
+                .collect(),
+        };
+        let mut outcome = StopOutcome::AlreadyGone;
+        for leader in leaders {
+            let Some(stat) = self.proc.stat(leader) else {
+                continue;
+            };
+            outcome = if stat.pgrp == leader {
+                stop_group(&self.proc, leader, stat.start_time, self.grace)
+            } else {
+                stop_process(&self.proc, leader, stat.start_time, self.grace)
+            };
+        }
+        let f = findings::job_stopped(gpu, used, self.limit_bytes, pids, &outcome);
+        self.findings.push(f.clone());
+        Some(f)
+    }
+
+    /// Whether the job was stopped for its budget.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The most the job held on each GPU while watched.
+    pub fn peak(&self) -> &BTreeMap<GpuIndex, u64> {
+        &self.peak
+    }
+
+    /// Every finding so far (GD590 per GPU, GD591 once).
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_doctor_model::{Pid, ProcessSample, Reading};
+
+    const GIB: u64 = 1 << 30;
+
+    fn sample(procs: &[(u32, u32, u64)]) -> Sample {
+        Sample {
+            processes: procs
+                .iter()
+                .map(|&(pid, gpu, gib)| ProcessSample {
+                    gpu: GpuIndex(gpu),
+                    pid: Pid(pid),
+                    used_memory_bytes: Reading::Value(gib * GIB),
+                    ..ProcessSample::default()
+                })
+                .collect(),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn only_the_jobs_processes_count_per_gpu() {
+        let job = BTreeSet::from([10, 11]);
+        let u = job_usage(
+            &job,
+            &sample(&[(10, 0, 5), (11, 0, 6), (12, 0, 50), (11, 1, 2)]),
+        );
+        assert_eq!(u[&GpuIndex(0)], (11 * GIB, vec![10, 11]));
+        assert_eq!(u[&GpuIndex(1)], (2 * GIB, vec![11]));
+    }
+
+    #[test]
+    fn over_budget_warns_once_per_gpu() {
+        let mut w = BudgetWatch::new(JobRoot::Process(10), 20 * GIB, Duration::from_secs(1));
+        let job = BTreeSet::from([10]);
+        assert_eq!(
+            w.observe_pids(&job, &sample(&[(10, 0, 19), (99, 0, 80)])),
+            Step::Within
+        );
+        let Step::Over {
+            gpu,
+            used,
+            new_finding,
+            ..
+        } = w.observe_pids(&job, &sample(&[(10, 0, 21)]))
+        else {
+            panic!("over budget not seen");
+        };
+        assert_eq!((gpu, used), (GpuIndex(0), 21 * GIB));
+        assert_eq!(new_finding.unwrap().code.0, "GD590");
+        let Step::Over { new_finding, .. } = w.observe_pids(&job, &sample(&[(10, 0, 23)])) else {
+            panic!("still over");
+        };
+        assert!(new_finding.is_none());
+        assert_eq!(w.findings().len(), 1);
+        assert_eq!(w.peak()[&GpuIndex(0)], 23 * GIB);
+        assert!(!w.stopped());
+    }
+
+    #[test]
+    fn enforce_stops_a_real_job_group() {
+        use std::os::unix::process::CommandExt as _;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30; wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut w = BudgetWatch::new(JobRoot::Process(pid), 20 * GIB, Duration::from_secs(5));
+        // The tree shows up as the shell starts its sleeps.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while w.job_pids().len() < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(w.job_pids().len() >= 3, "{:?}", w.job_pids());
+        let f = w.enforce_now(GpuIndex(0), 21 * GIB, &[pid]).unwrap();
+        assert_eq!(f.code.0, "GD591");
+        assert!(
+            f.evidence[1].text.contains("after SIGTERM"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(child.wait().unwrap().code().is_none());
+        // Once only.
+        assert!(w.enforce_now(GpuIndex(0), 21 * GIB, &[pid]).is_none());
+    }
+}
