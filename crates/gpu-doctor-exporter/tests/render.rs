@@ -101,7 +101,7 @@ fn sample() -> Sample {
             pid: Pid(4000 + i),
             used_memory_bytes: Reading::Value(u64::from(i + 1) << 28),
             command: Some(format!("python train.py --rank {i}")),
-            container: (i % 2 == 0).then(|| format!("containerd://{:064x}", i)),
+            container: (i % 2 == 0).then(|| format!("containerd://{i:064x}")),
             user: Some("alice".into()),
             ..ProcessSample::default()
         })
