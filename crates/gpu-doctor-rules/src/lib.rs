@@ -11,3 +11,4 @@ pub mod health;
 pub mod history;
 pub mod memory;
 pub mod registry;
+pub mod sanitize;

@@ -27,6 +27,8 @@ const MODULES: &[&[&RuleDoc]] = &[
     crate::explain::RULES,
     crate::memory::RULES,
     crate::env::RULES,
+    crate::history::RULES,
+    crate::sanitize::RULES,
 ];
 
 /// All rules, sorted by code.

@@ -3,6 +3,7 @@
 
 use super::headroom::headroom_finding;
 use super::leak::{LeakConfig, LeakSubject, Point, detect_leak, leak_finding};
+use crate::explain::xid::{XidClass, lookup};
 use gpu_doctor_model::history::History;
 use gpu_doctor_model::{Cause, Evidence, Finding, GpuEvent, GpuEventKind, GpuIndex, Severity};
 
@@ -122,7 +123,8 @@ fn first_detection(points: &[Point], headroom: Option<u64>, config: &LeakConfig)
     points.get(lo.saturating_sub(1)).map(|p| p.t_ms)
 }
 
-/// Xid, ECC and lost-GPU events as findings.
+/// Xid, ECC and lost-GPU events as findings, with the codes and the Xid catalog that
+/// `explain` uses for the same events in a kernel log.
 pub fn event_finding(event: &GpuEvent) -> Option<Finding> {
     let at = Evidence {
         source: "event".into(),
@@ -132,21 +134,36 @@ pub fn event_finding(event: &GpuEvent) -> Option<Finding> {
     };
     let finding = match &event.kind {
         GpuEventKind::Xid { xid, detail } => {
-            let meaning = detail.clone().unwrap_or_else(|| "see NVIDIA's Xid catalog".into());
+            let entry = lookup(*xid);
+            let (code, cause, severity) = match entry.map(|e| e.class) {
+                Some(XidClass::App) => ("GD201", Cause::IllegalAccess, Severity::Warn),
+                Some(XidClass::Bus) => ("GD202", Cause::HwXid, Severity::Error),
+                Some(XidClass::Ecc) => ("GD203", Cause::HwXid, Severity::Error),
+                Some(XidClass::Power) => ("GD205", Cause::HwThermalPower, Severity::Error),
+                _ => ("GD200", Cause::HwXid, Severity::Error),
+            };
+            let meaning = entry
+                .map(|e| e.description.clone())
+                .or_else(|| detail.clone())
+                .unwrap_or_else(|| "not in the Xid catalog".into());
+            let action = entry.map_or(
+                "follow NVIDIA's workflow for this Xid",
+                super::super::explain::xid::XidEntry::action_text,
+            );
             Finding::new(
-                "GD201",
-                Cause::HwXid,
-                Severity::Error,
+                code,
+                cause,
+                severity,
                 format!("GPU {} reported Xid {xid}: {meaning}", event.gpu),
             )
             .with_remedy(
-                "Look up the Xid and what it asks for",
-                Some(format!("gpu-doctor explain --kernel   # Xid {xid}")),
+                format!("First action from NVIDIA's Xid catalog: {action}"),
+                Some("gpu-doctor explain --kernel".into()),
                 None,
             )
         }
         GpuEventKind::EccUncorrected => Finding::new(
-            "GD101",
+            "GD203",
             Cause::HwXid,
             Severity::Error,
             format!("GPU {} had an uncorrectable ECC error", event.gpu),

@@ -15,6 +15,30 @@ use gpu_doctor_model::{Cause, DeviceSample, Evidence, Finding, Severity, units::
 
 pub const CODE: &str = "GD580";
 
+pub(crate) static DOC: crate::registry::RuleDoc = crate::registry::RuleDoc {
+    code: CODE,
+    name: "little-headroom",
+    cause: Some(Cause::OomCapacity),
+    summary: "A GPU has under 5 % of its memory free",
+    body: r"## What it does
+Flags a device whose free memory is below 5 % of its total at the end of a window (`report`,
+`watch`, `serve`).
+
+## Why is this bad?
+The next allocation that does not fit is an out-of-memory error; PyTorch's caching allocator
+hides how close it is, since reserved memory looks used to the driver.
+
+## Example
+```
+warn[GD580] oom_capacity [GPU 1]: GPU 1 has only 3.2 GiB free: the next large allocation will fail
+```
+
+## How to fix
+See which processes hold the memory (`gpu-doctor status`), and whether one of them is growing
+(`gpu-doctor report`).
+",
+};
+
 /// A finding when `free / total` is below `min_free_fraction`.
 pub fn headroom_finding(device: &DeviceSample, min_free_fraction: f64) -> Option<Finding> {
     let total = device.memory_total_bytes.get()?;

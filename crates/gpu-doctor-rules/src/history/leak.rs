@@ -30,6 +30,36 @@ use gpu_doctor_model::{Cause, Evidence, Finding, GpuIndex, Pid, Severity, units:
 
 pub const CODE: &str = "GD581";
 
+pub(crate) static DOC: crate::registry::RuleDoc = crate::registry::RuleDoc {
+    code: CODE,
+    name: "memory-leak-trend",
+    cause: Some(Cause::OomLeak),
+    summary: "A process's GPU memory keeps growing after warm-up: a leak, before it becomes an OOM",
+    body: r"## What it does
+Tests a memory series (per process and GPU, or per device) from live samples, a recording or
+the history store for steady growth after a warm-up, and forecasts the time to out-of-memory
+at the current slope. The first 10 s are ignored; the rest is cut into at most 60 buckets
+that keep their minimum (evaluation spikes raise peaks, a leak raises the floor); a
+Mann–Kendall test must find growth over the window (z ≥ 3) and over its recent half (z ≥ 2);
+the Theil–Sen slope must exceed 512 KiB/s and the growth 64 MiB.
+
+## Why is this bad?
+A loop that keeps references to tensors grows by the same amount every iteration and dies
+hours later with an out-of-memory error that looks like a capacity problem.
+
+## Example
+```
+warn[GD581] oom_leak [GPU 0]: process 4242 (python train.py) on GPU 0 keeps growing by
+960.0 MiB/min after warm-up; at this rate the GPU is full in 2.1 h
+```
+
+## How to fix
+Accumulate `loss.item()` rather than `loss`, detach what you log, clear lists of outputs.
+Take two memory snapshots a few hundred steps apart and compare them with
+`gpu-doctor snapshot diff A B` to see which call site grew.
+",
+};
+
 /// One point of a memory series.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {

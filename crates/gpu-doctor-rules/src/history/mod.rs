@@ -11,3 +11,8 @@ pub mod leak;
 pub use alerts::{Alert, history_alerts};
 pub use headroom::headroom_finding;
 pub use leak::{LeakConfig, LeakVerdict, Point, detect_leak, leak_finding};
+
+use crate::registry::RuleDoc;
+
+/// The docs of the rules over history (`gpu-doctor rule GD581`).
+pub static RULES: &[&RuleDoc] = &[&headroom::DOC, &leak::DOC];
