@@ -208,6 +208,11 @@ impl Monitor {
             .unwrap_or_default()
     }
 
+    /// The latest sample, as it was taken.
+    pub fn latest_sample(&self) -> Option<Sample> {
+        lock(&self.shared).latest.clone()
+    }
+
     /// The last error the source gave, if sampling is failing.
     pub fn last_error(&self) -> Option<String> {
         lock(&self.shared).last_error.clone()

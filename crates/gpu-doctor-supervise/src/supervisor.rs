@@ -18,7 +18,7 @@ use crate::policy::{
 };
 use crate::report::{AttemptReport, BatchReport, FindingRef, RunOutcome, RunReport};
 use gpu_doctor_model::units::format_bytes;
-use gpu_doctor_model::{Finding, GpuIndex, Inventory, SCHEMA_VERSION};
+use gpu_doctor_model::{Finding, GpuIndex, Inventory, SCHEMA_VERSION, Sample};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -107,8 +107,9 @@ pub struct Supervisor<'a> {
     pub plan: Plan,
     /// The user's environment, as the job would see it without gpu-doctor.
     pub user_env: BTreeMap<String, String>,
-    /// The explain engine: output tail in, findings out (primary root cause first).
-    pub diagnose: &'a dyn Fn(&[u8]) -> Vec<Finding>,
+    /// The explain engine: output tail and the GPUs as they are now (after the job is gone)
+    /// in, findings out (primary root cause first).
+    pub diagnose: &'a dyn Fn(&[u8], Option<&Sample>) -> Vec<Finding>,
     pub monitor: Option<Monitor>,
     /// Where the one-line decisions go (stderr in the binary).
     pub log: &'a mut dyn Write,
@@ -334,19 +335,21 @@ impl Supervisor<'_> {
                 .unwrap_or_default();
             let _ = std::fs::write(incident.join("output-tail.txt"), &outcome.tail);
 
+            // A fresh look at the GPUs first, so the diagnosis sees who holds them now.
+            let gpus_now = match (&self.monitor, outcome.exit.success()) {
+                (Some(m), false) => m.gpus_now(),
+                _ => Vec::new(),
+            };
             let findings = if outcome.exit.success() {
                 Vec::new()
             } else {
-                (self.diagnose)(&outcome.tail)
+                let live = self.monitor.as_ref().and_then(Monitor::latest_sample);
+                (self.diagnose)(&outcome.tail, live.as_ref())
             };
             let allocator = if outcome.exit.success() {
                 Vec::new()
             } else {
                 memstats::read_incident_dir(&incident)
-            };
-            let gpus_now = match (&self.monitor, outcome.exit.success()) {
-                (Some(m), false) => m.gpus_now(),
-                _ => Vec::new(),
             };
             p.state.attempts = n;
             p.state.interrupted = outcome.interrupted_by.is_some();

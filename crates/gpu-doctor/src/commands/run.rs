@@ -302,7 +302,12 @@ pub fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitStatus> {
         let hint = e.hint();
         Hinted::new(e.to_string(), hint)
     })?;
-    let diagnose = |tail: &[u8]| gpu_doctor_rules::explain::explain_text(tail);
+    // The explain engine on the output tail, with the GPUs as they are after the job exited
+    // (so it can name another process that holds the memory).
+    let diagnose = |tail: &[u8], live: Option<&gpu_doctor_model::Sample>| {
+        let facts = gpu_doctor_scan::scan_bytes("job output", tail);
+        gpu_doctor_rules::explain::diagnose(&facts, live)
+    };
     let mut stderr = std::io::stderr();
     let mut supervisor = Supervisor {
         plan,
