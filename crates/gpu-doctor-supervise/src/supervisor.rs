@@ -102,6 +102,9 @@ pub struct RunResult {
     pub stop_kind: Option<StopKind>,
 }
 
+/// The diagnosis: the job's output tail and the latest GPU sample in, findings out.
+pub type Diagnose = dyn Fn(&[u8], Option<&Sample>) -> Vec<Finding>;
+
 /// What the supervisor needs from outside.
 pub struct Supervisor<'a> {
     pub plan: Plan,
@@ -109,7 +112,7 @@ pub struct Supervisor<'a> {
     pub user_env: BTreeMap<String, String>,
     /// The explain engine: output tail and the GPUs as they are now (after the job is gone)
     /// in, findings out (primary root cause first).
-    pub diagnose: &'a dyn Fn(&[u8], Option<&Sample>) -> Vec<Finding>,
+    pub diagnose: &'a Diagnose,
     pub monitor: Option<Monitor>,
     /// Where the one-line decisions go (stderr in the binary).
     pub log: &'a mut dyn Write,
