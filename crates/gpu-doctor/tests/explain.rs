@@ -181,6 +181,43 @@ fn hostile_stdin_does_not_break_it() {
 }
 
 #[test]
+fn live_facts_name_the_other_process() {
+    // A recording of two H200s where another job holds GPU 0; the job's OOM carries no
+    // numbers of its own, so only the live facts can say who holds the memory.
+    let job = b"RuntimeError: CUDA error: out of memory\n";
+    let out = gpu_doctor(
+        &[
+            "--source",
+            "replay:testdata/run/two-gpus-other-process.ndjson",
+            "explain",
+            "--live",
+            "-",
+        ],
+        Some(job),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!("live_other_process", text(&out));
+    // Without a usable source, --live warns and goes on.
+    let out = gpu_doctor(
+        &[
+            "--source",
+            "replay:no/such.ndjson",
+            "explain",
+            "--live",
+            "-",
+        ],
+        Some(job),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: --live"));
+}
+
+#[test]
 fn no_input_on_a_terminal_is_not_assumed() {
     // With stdin closed (not a terminal), explain reads it as empty input.
     let out = gpu_doctor(&["explain"], None);
