@@ -10,7 +10,8 @@
 #   b  the fragmentation pattern of testdata/h200/err-frag-oom-real.txt: fixed by
 #      expandable_segments; then `gpu-doctor snapshot` reads the hook's snapshot;
 #   c  another process holds most of every GPU: gpu-doctor waits until GPU 0's memory is back;
-#   d  another process holds most of GPU 0 only: gpu-doctor moves the job to GPU 1.
+#   d  another process holds most of GPU 0 only: gpu-doctor moves the job to GPU 1;
+# then bench/run/run.sh once (time to a working batch against accelerate).
 # Everything observed goes under $OUT/run/. No GPU setting is changed. A failing step is
 # logged and the script goes on.
 set -u
@@ -98,6 +99,9 @@ if [ "$NGPU" -ge 2 ]; then
 else
   echo "d_move: skipped (one GPU)" | tee -a "$LOG"
 fi
+
+# The benchmark, once: time to a working batch next to accelerate's find_executable_batch_size.
+step bench 160 env RUNS=1 bash "$ROOT/bench/run/run.sh" "$D/bench" "$GD"
 
 # A short summary of what each report says, for docs/validation.md.
 for r in "$D"/*.report.json; do

@@ -15,7 +15,8 @@ GD=${2:-target/release/gpu-doctor}
 PY=${PYTHON:-python3}
 RUNS=${RUNS:-2}
 START=${START:-256}
-ROOT=$(pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+case "$GD" in /*) ;; *) GD="$ROOT/$GD" ;; esac
 mkdir -p "$OUT"
 RES="$OUT/results.txt"
 : > "$RES"
@@ -26,12 +27,12 @@ gd_once() { # factor run -> "batch attempts ms"
   local f=$1 r=$2 dir="$OUT/gd-$1-$2" t0 t1
   rm -rf "$dir"; mkdir -p "$dir"
   t0=$(ms)
-  (cd "$dir" && "$ROOT/$GD" run --backoff 0 --batch-arg --batch-size --batch-factor "$f" \
+  (cd "$dir" && "$GD" run --backoff 0 --batch-arg --batch-size --batch-factor "$f" \
      --max-attempts 20 --report report.json --run-dir run \
      -- "$PY" "$ROOT/validation/run/train.py" --batch-size "$START" --steps 1 --short-steps 0 \
      > out.txt 2> err.txt)
   t1=$(ms)
-  $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["batch"]["final"], len(r["attempts"]), sys.argv[2])' \
+  $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); ok=r["outcome"]=="succeeded"; print(r["batch"]["final"] if ok else "failed", len(r["attempts"]), sys.argv[2])' \
     "$dir/report.json" $((t1 - t0)) 2>/dev/null || echo "? ? $((t1 - t0))"
 }
 
@@ -50,7 +51,7 @@ acc_once() { # factor run -> "batch tries ms"
 printf '%-34s %8s %9s %10s\n' "tool (back-off)" batch attempts "wall ms" | tee -a "$RES"
 declare -A BEST
 for r in $(seq 1 "$RUNS"); do
-  for f in 0.5 0.9; do
+  for f in ${GD_FACTORS:-0.5 0.9}; do
     read -r b n t < <(gd_once "$f" "$r")
     printf '%-34s %8s %9s %10s\n' "gpu-doctor run ($f)" "$b" "$n" "$t" | tee -a "$RES"
     key="gd-$f"; [ -z "${BEST[$key]:-}" ] || [ "$t" -lt "${BEST[$key]%% *}" ] && BEST[$key]="$t $b"
