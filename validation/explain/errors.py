@@ -26,7 +26,7 @@ if case == "torch_oom":
 elif case == "torch_frag":
     torch = torch_cuda()
     free, total = torch.cuda.mem_get_info()
-    n = int(free * 0.9) // GIB
+    n = int(free * 0.97) // GIB
     blocks = [torch.empty(GIB, dtype=torch.uint8, device="cuda") for _ in range(n)]
     keep = []
     for i in range(n):

@@ -75,7 +75,11 @@ pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
 
     let live = if live { live_sample(ctx) } else { None };
     let mut findings = gpu_doctor_rules::explain::diagnose(&facts, live.as_ref());
-    sanitizer_findings(&files, &mut findings);
+    // Re-reading the inputs for the sanitizer's condensed view costs a second pass: only
+    // when the scanner saw compute-sanitizer reports in them.
+    if facts.of_kind("sanitizer_report").next().is_some() {
+        sanitizer_findings(&files, &mut findings);
+    }
 
     let mut out = std::io::stdout().lock();
     if json {
