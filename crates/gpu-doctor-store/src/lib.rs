@@ -176,15 +176,15 @@ impl Store {
                 detail: check,
             });
         }
-        if !read_only {
+        if read_only {
+            schema::check_version(&conn, &display)?;
+        } else {
             conn.pragma_update(None, "journal_mode", "WAL")
                 .map_err(corrupt)?;
             // NORMAL in WAL mode: a commit is durable against a process crash (kill -9);
             // only an OS crash can lose the last commits.
             conn.pragma_update(None, "synchronous", "NORMAL")?;
             schema::migrate(&conn, &display)?;
-        } else {
-            schema::check_version(&conn, &display)?;
         }
         Ok(Store {
             conn,

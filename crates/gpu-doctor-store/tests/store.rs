@@ -171,8 +171,7 @@ fn a_damaged_page_is_reported() {
         store.flush().unwrap();
         drop(store);
         // Fold the WAL back into the main file so the damage below hits real pages.
-        let conn = rusqlite_free_checkpoint(&path);
-        let _ = conn;
+        checkpoint_on_close(&path);
     }
     let mut bytes = std::fs::read(&path).unwrap();
     let len = bytes.len();
@@ -188,7 +187,7 @@ fn a_damaged_page_is_reported() {
 }
 
 /// Reopening and closing a store runs SQLite's checkpoint on close.
-fn rusqlite_free_checkpoint(path: &std::path::Path) {
+fn checkpoint_on_close(path: &std::path::Path) {
     let store = Store::open(path).unwrap();
     drop(store);
 }

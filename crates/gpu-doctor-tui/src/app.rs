@@ -144,7 +144,8 @@ impl App {
         let mut processes: Vec<&ProcessSample> = sample.processes.iter().collect();
         match self.sort {
             SortKey::Memory => {
-                processes.sort_by_key(|p| std::cmp::Reverse(p.used_memory_bytes.get().unwrap_or(0)))
+                processes
+                    .sort_by_key(|p| std::cmp::Reverse(p.used_memory_bytes.get().unwrap_or(0)));
             }
             SortKey::Trend => processes.sort_by(|a, b| {
                 let ta = self.trend_bytes_per_min(a).unwrap_or(f64::MIN);

@@ -189,13 +189,13 @@ fn series(
         .collect()
 }
 
-fn chart<'a>(
+fn chart(
     title: String,
-    data: &'a [(f64, f64)],
+    data: &[(f64, f64)],
     color: Color,
     y_max: f64,
     y_label: fn(f64) -> String,
-) -> Chart<'a> {
+) -> Chart<'_> {
     let window_s = WINDOW_MS as f64 / 1000.0;
     let dataset = Dataset::default()
         .marker(symbols::Marker::Braille)

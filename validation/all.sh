@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The whole GPU validation in one call on the device machine: area scripts run in parallel
+# streams (each pinned to a GPU where it allocates memory) under per-script time limits, then
+# everything under $OUT is packed into one archive (the device tool returns at most 8 files).
+#   OUT=/tmp/out validation/all.sh
+set -u
+cd "$(dirname "$0")/.."
+: "${OUT:?set OUT}"
+DEST=$OUT
+RESULTS="$DEST/results"; mkdir -p "$RESULTS"
+export OUT="$RESULTS"
+GPUS=$(nvidia-smi -L | grep -c '^GPU ')
+G1=$(( GPUS > 1 ? 1 : 0 ))
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+{
+  date -u; uname -a; nvidia-smi; nvidia-smi -L
+  nvidia-smi --query-gpu=driver_version,name,memory.total --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.device_count())'
+} >"$RESULTS/machine.txt" 2>&1
+
+step() { # stream-name seconds gpu script...
+  local name=$1 limit=$2 gpu=$3; shift 3
+  local t0; t0=$(date +%s)
+  echo "[$(date -u +%T)] start $*" >>"$RESULTS/$name.streamlog"
+  CUDA_VISIBLE_DEVICES=$gpu timeout -k 10 "$limit" "$@" >>"$RESULTS/$name.streamlog" 2>&1
+  echo "[$(date -u +%T)] end $* rc=$? after $(( $(date +%s) - t0 )) s" >>"$RESULTS/$name.streamlog"
+}
+stream() { # name, then groups of "limit gpu script" separated by ::
+  local name=$1; shift
+  while [ $# -gt 0 ]; do
+    local limit=$1 gpu=$2 script=$3; shift 3
+    step "$name" "$limit" "$gpu" bash "$script"
+    [ "${1:-}" = "::" ] && shift
+  done
+}
+BUDGET=${BUDGET:-540}
+stream A 80 0 validation/status.sh :: 20 0 validation/nvml.sh :: 50 0 validation/check.sh :: 70 0 validation/serve.sh :: 110 0 validation/history.sh :: 60 0 bench/watch/run.sh &
+PA=$!
+stream B 150 0 validation/sanitize.sh :: 130 0 validation/guard.sh :: 60 0 validation/explain.sh &
+PB=$!
+stream C 160 "$G1" validation/fit.sh :: 280 "$G1" validation/snapshot.sh &
+PC=$!
+stream D 380 "0,$G1" validation/run.sh &
+PD=$!
+# At the budget, pack whatever has been written, so the archive always comes back.
+any_alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+END=$((SECONDS + BUDGET))
+while [ $SECONDS -lt $END ] && any_alive $PA $PB $PC $PD; do sleep 2; done
+any_alive $PA $PB $PC $PD && echo "budget of $BUDGET s reached; packing what is there" >>"$RESULTS/streams.txt"
+nvidia-smi >"$RESULTS/smi-end.txt" 2>&1
+find "$RESULTS" -name '*.pickle' -size +2M -delete
+find "$RESULTS" \( -name '*-wal' -o -name '*-shm' \) -delete
+tar -C "$DEST" -czf "$DEST/results.tar.gz" results 2>/dev/null
+rm -rf "$RESULTS"
+ls -la "$DEST"
