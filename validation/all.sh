@@ -37,13 +37,16 @@ stream() { # name, then groups of "limit gpu script" separated by ::
   done
 }
 BUDGET=${BUDGET:-540}
-stream A 80 0 validation/status.sh :: 20 0 validation/nvml.sh :: 50 0 validation/check.sh :: 70 0 validation/serve.sh :: 110 0 validation/history.sh :: 60 0 bench/watch/run.sh &
+# GPU 0 belongs to `run` (its scenarios fill it and move jobs to GPU 1); everything else
+# shares GPU 1, ordered so that the leak detection runs before the snapshot's fragmentation
+# pattern briefly fills that GPU. `explain` needs no GPU and is validated on the fixtures.
+stream A 110 "$G1" validation/history.sh :: 80 "$G1" validation/status.sh :: 20 "$G1" validation/nvml.sh :: 50 "$G1" validation/check.sh :: 70 "$G1" validation/serve.sh :: 60 "$G1" bench/watch/run.sh &
 PA=$!
-stream B 150 0 validation/sanitize.sh :: 130 0 validation/guard.sh :: 60 0 validation/explain.sh &
+stream B 150 "$G1" validation/sanitize.sh :: 130 "$G1" validation/guard.sh &
 PB=$!
-stream C 160 "$G1" validation/fit.sh :: 280 "$G1" validation/snapshot.sh &
+stream C 150 "$G1" validation/fit.sh :: 300 "$G1" validation/snapshot.sh &
 PC=$!
-stream D 380 "0,$G1" validation/run.sh &
+stream D 330 "0,$G1" validation/run.sh &
 PD=$!
 # At the budget, pack whatever has been written, so the archive always comes back.
 any_alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }

@@ -72,13 +72,12 @@ if [ -n "$SNAP" ]; then
 fi
 [ -n "$STATS" ] && cp "$STATS" "$D/b_frag.memory_stats.json"
 
-# c. Another process holds most of every GPU; it leaves GPU 0 after 25 s: gpu-doctor waits.
+# c. Another process holds most of GPU 0 and leaves after 25 s. On one GPU gpu-doctor waits
+# for the memory to come back; where another GPU has room it may move instead (d). Only GPU 0
+# is hogged so that the rest of the validation, running on GPU 1 in parallel, keeps its memory.
 HOGS=()
-for g in $(seq 0 $((NGPU - 1))); do
-  secs=$([ "$g" = 0 ] && echo 25 || echo 60)
-  CUDA_VISIBLE_DEVICES=$g $PY "$V/hog.py" 120 "$secs" > "$D/c_hog$g.out" 2>&1 &
-  HOGS+=($!)
-done
+CUDA_VISIBLE_DEVICES=0 $PY "$V/hog.py" 120 25 > "$D/c_hog0.out" 2>&1 &
+HOGS+=($!)
 sleep 8   # let the hogs allocate
 nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv > "$D/c_smi_before.txt" 2>&1
 step c_wait 120 env CUDA_VISIBLE_DEVICES=0 "$GD" run --wait-timeout 90s --sample-interval 250ms \
