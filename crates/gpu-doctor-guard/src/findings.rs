@@ -162,9 +162,11 @@ pub fn guard_finding(v: &Verdict, outcome: Option<&StopOutcome>) -> Finding {
             NEIGHBOUR_STOPPED,
             Severity::Error,
             format!(
-                "stopped {who}: it used {} against a budget of {}",
-                format_bytes(v.process_bytes),
-                format_bytes(v.budget_bytes)
+                "stopped {who}: {} used {} there against a budget of {}; this process held {}",
+                v.user,
+                format_bytes(v.user_bytes),
+                format_bytes(v.budget_bytes),
+                format_bytes(v.process_bytes)
             ),
         )
     } else {
@@ -286,7 +288,10 @@ mod tests {
         assert_eq!(f.evidence[1].text, "not stopped: ...");
         let f = guard_finding(&v, Some(&StopOutcome::Killed));
         assert_eq!(f.code.0, "GD593");
-        assert!(f.message.starts_with("stopped pid 8100 of alice"));
+        assert_eq!(
+            f.message,
+            "stopped pid 8100 of alice on GPU 0 (MIG GPU instance 2): alice used 30.0 GiB there against a budget of 16.0 GiB; this process held 20.0 GiB"
+        );
         // A stop that did not happen is not reported as one.
         let f = guard_finding(&v, Some(&StopOutcome::PidReused));
         assert_eq!(f.code.0, "GD592");

@@ -238,6 +238,11 @@ impl ProcRoot {
     }
 }
 
+/// The effective uid of this process: what the policy's "may I stop it" is decided for.
+pub fn effective_uid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
 /// User and group names, from `passwd` and `group` files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Accounts {

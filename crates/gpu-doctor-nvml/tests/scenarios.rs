@@ -337,9 +337,11 @@ fn mig_mode_and_instances_show_on_processes() {
 
 #[test]
 fn mig_instances_are_listed_with_profile_and_memory() {
+    // (GPU instance, compute instance, profile, UUID, total, used)
+    type Row<'a> = (u32, u32, &'a str, &'a str, Option<u64>, Option<u64>);
     let doc = probe("mig", 2);
     let d = &devices(&doc, 1)[0];
-    let listed: Vec<(u32, u32, &str, &str, Option<u64>, Option<u64>)> = d
+    let listed: Vec<Row<'_>> = d
         .mig_instances
         .iter()
         .map(|m| {

@@ -5,6 +5,7 @@ pub mod check;
 pub mod env;
 pub mod explain;
 pub mod fit;
+pub mod guard;
 pub mod pick;
 pub mod record;
 pub mod report;
