@@ -43,12 +43,14 @@ enum Command {
     Fit(commands::fit::FitArgs),
     /// Choose GPUs by free memory, utilisation and health.
     Pick(commands::pick::PickArgs),
-    /// Memory budgets per user or group on shared GPUs: warn about, or stop, what is over.
-    Guard(commands::guard::GuardArgs),
     /// Memory, utilisation, temperature and power over a window, with leaks and alerts.
     Report(commands::report::ReportArgs),
     /// A full-screen monitor: charts, processes with their memory trend, alerts.
     Watch(commands::watch::WatchArgs),
+    /// Serve Prometheus/OpenMetrics metrics and findings on /metrics, and /healthz.
+    Serve(commands::serve::ServeArgs),
+    /// Memory budgets per user or group on shared GPUs: warn about, or stop, what is over.
+    Guard(commands::guard::GuardArgs),
 }
 
 fn main() {
@@ -66,9 +68,10 @@ fn main() {
         Command::Sanitize(args) => commands::sanitize::run(&ctx, args),
         Command::Fit(args) => commands::fit::run(&ctx, args),
         Command::Pick(args) => commands::pick::run(&ctx, args),
-        Command::Guard(args) => commands::guard::run(&ctx, args),
         Command::Report(args) => commands::report::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
+        Command::Serve(args) => commands::serve::run(&ctx, args),
+        Command::Guard(args) => commands::guard::run(&ctx, args),
     };
     let status = match result {
         Ok(status) => status,

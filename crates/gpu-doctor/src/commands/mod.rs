@@ -12,6 +12,7 @@ pub mod report;
 pub mod rule;
 pub mod run;
 pub mod sanitize;
+pub mod serve;
 pub mod snapshot;
 pub mod status;
 pub mod watch;
