@@ -32,4 +32,4 @@ pub use frameworks::framework_env;
 pub use mps::MpsStatus;
 pub use policy::{Verdict, evaluate};
 pub use proc::{Accounts, ProcOwner, ProcRoot};
-pub use watch::{BudgetWatch, JobRoot, Step};
+pub use watch::{BudgetReport, BudgetThread, BudgetWatch, JobRoot, Step};

@@ -15,7 +15,11 @@ use crate::enforce::{StopOutcome, stop_group, stop_process};
 use crate::findings;
 use crate::proc::ProcRoot;
 use gpu_doctor_model::{Finding, GpuIndex, Sample};
+use gpu_doctor_source::{GpuSource, SourceError};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Whose memory counts.
@@ -175,6 +179,13 @@ impl BudgetWatch {
         Some(f)
     }
 
+    /// Allows another stop and fresh warnings: `run` calls it between attempts, when none
+    /// of the job's processes is left, so a retried job is held to its budget too.
+    pub fn rearm(&mut self) {
+        self.stopped = false;
+        self.warned.clear();
+    }
+
     /// Whether the job was stopped for its budget.
     pub fn stopped(&self) -> bool {
         self.stopped
@@ -188,6 +199,116 @@ impl BudgetWatch {
     /// Every finding so far (GD590 per GPU, GD591 once).
     pub fn findings(&self) -> &[Finding] {
         &self.findings
+    }
+}
+
+/// What a [`BudgetThread`] saw, when it is finished.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetReport {
+    /// GD590 per GPU where the job went over, GD591 for each stop.
+    pub findings: Vec<Finding>,
+    /// Whether the job was stopped for its budget.
+    pub stopped: bool,
+    /// The most the job held on each GPU.
+    pub peak_bytes: BTreeMap<GpuIndex, u64>,
+    pub limit_bytes: u64,
+}
+
+/// A [`BudgetWatch`] on its own thread, sampling its own GPU source: `run` starts one beside
+/// its supervisor and reads the report when the run is over.
+pub struct BudgetThread {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<BudgetReport>>,
+}
+
+impl BudgetThread {
+    /// Samples `source` every `interval`; over budget, logs one line to stderr and, with
+    /// `enforce`, stops the job.
+    pub fn start(
+        mut source: Box<dyn GpuSource>,
+        mut watch: BudgetWatch,
+        interval: Duration,
+        enforce: bool,
+    ) -> BudgetThread {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let mut seen_job = false;
+            while !flag.load(Ordering::Relaxed) {
+                let sample = match source.sample() {
+                    Ok(s) => Some(s),
+                    // A recording that ran out has nothing more to say; a live source that
+                    // failed once may answer next time.
+                    Err(SourceError::Exhausted) => break,
+                    Err(_) => None,
+                };
+                let _ = source.drain_events();
+                if let Some(sample) = sample {
+                    let job = watch.job_pids();
+                    if job.is_empty() {
+                        if seen_job {
+                            watch.rearm();
+                            seen_job = false;
+                        }
+                    } else {
+                        seen_job = true;
+                    }
+                    if let Step::Over {
+                        gpu,
+                        used,
+                        pids,
+                        new_finding,
+                    } = watch.observe_pids(&job, &sample)
+                    {
+                        if let Some(f) = new_finding {
+                            eprintln!("gpu-doctor: over budget: {}", f.message);
+                        }
+                        if enforce && !watch.stopped() {
+                            eprintln!(
+                                "gpu-doctor: stopping the job (SIGTERM, then SIGKILL after {} s)",
+                                watch.grace.as_secs_f64()
+                            );
+                            if let Some(f) = watch.enforce_now(gpu, used, &pids) {
+                                eprintln!("gpu-doctor: {}", f.message);
+                            }
+                        }
+                    }
+                }
+                // Sleep in short steps so `finish` does not wait a whole interval.
+                let until = std::time::Instant::now() + interval;
+                while !flag.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(20).min(interval));
+                }
+            }
+            BudgetReport {
+                findings: watch.findings.clone(),
+                stopped: watch
+                    .findings
+                    .iter()
+                    .any(|f| f.code.0 == findings::JOB_STOPPED),
+                peak_bytes: watch.peak.clone(),
+                limit_bytes: watch.limit_bytes,
+            }
+        });
+        BudgetThread {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops the thread and returns what it saw.
+    pub fn finish(mut self) -> BudgetReport {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for BudgetThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -250,6 +371,65 @@ mod tests {
         assert_eq!(w.findings().len(), 1);
         assert_eq!(w.peak()[&GpuIndex(0)], 23 * GIB);
         assert!(!w.stopped());
+    }
+
+    /// A source that repeats one sample.
+    struct Repeat(Sample);
+
+    impl GpuSource for Repeat {
+        fn inventory(&mut self) -> Result<gpu_doctor_model::Inventory, SourceError> {
+            Ok(gpu_doctor_model::Inventory::default())
+        }
+        fn sample(&mut self) -> Result<Sample, SourceError> {
+            Ok(self.0.clone())
+        }
+        fn drain_events(&mut self) -> Result<Vec<gpu_doctor_model::GpuEvent>, SourceError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn the_thread_stops_a_job_over_budget_and_reports_it() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let source = Box::new(Repeat(sample(&[(pid, 0, 25), (1, 0, 90)])));
+        let watch = BudgetWatch::new(JobRoot::Process(pid), 20 * GIB, Duration::from_secs(5));
+        let thread = BudgetThread::start(source, watch, Duration::from_millis(20), true);
+        let status = child.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(15)
+        );
+        let report = thread.finish();
+        assert!(report.stopped);
+        let codes: Vec<&str> = report.findings.iter().map(|f| f.code.0.as_str()).collect();
+        assert_eq!(codes, vec!["GD590", "GD591"]);
+        assert_eq!(report.peak_bytes[&GpuIndex(0)], 25 * GIB);
+    }
+
+    #[test]
+    fn without_enforce_the_thread_only_warns() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let source = Box::new(Repeat(sample(&[(pid, 0, 25)])));
+        let watch = BudgetWatch::new(JobRoot::Process(pid), 20 * GIB, Duration::from_secs(5));
+        let thread = BudgetThread::start(source, watch, Duration::from_millis(10), false);
+        std::thread::sleep(Duration::from_millis(200));
+        let report = thread.finish();
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "a warning stopped the job"
+        );
+        assert!(!report.stopped);
+        assert_eq!(report.findings.len(), 1);
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]
