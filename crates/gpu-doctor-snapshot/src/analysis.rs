@@ -379,12 +379,14 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
         }
     }
 
+    let oom_index = trace.iter().rposition(|e| e.action == Action::Oom);
     let replay = replay(
         trace,
         &end_blocks,
         &mut sites,
-        allocated_bytes,
-        reserved_bytes,
+        (allocated_bytes, reserved_bytes),
+        oom_index,
+        opts.timeline_points,
     );
 
     // The OOM moment.
@@ -394,12 +396,13 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
         .rev()
         .find(|(_, e)| e.action == Action::Oom)
         .map(|(i, e)| {
-            let (alloc_at, reserved_at) = replay.at(i);
+            let (alloc_at, reserved_at) =
+                replay.at_oom.unwrap_or((allocated_bytes, reserved_bytes));
             let cached_free = reserved_at.saturating_sub(alloc_at);
             let after = trace[i + 1..]
                 .iter()
                 .any(|e| !matches!(e.action, Action::Oom | Action::Snapshot | Action::Other));
-            let blocked_by = match e.device_free {
+            let blocked_by = match e.device_free() {
                 Some(free) if free.saturating_add(cached_free) < e.size => "capacity",
                 Some(_) if largest_free_block_bytes < e.size => "fragmentation",
                 None if largest_free_block_bytes < e.size && cached_free >= e.size => {
@@ -410,14 +413,14 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
             let site = sites.site(e.stack);
             OomMoment {
                 requested_bytes: e.size,
-                device_free_bytes: e.device_free,
+                device_free_bytes: e.device_free(),
                 allocated_bytes: alloc_at,
                 reserved_bytes: reserved_at,
                 cached_free_bytes: cached_free,
                 largest_free_block_bytes,
                 segments_at_oom: !after,
                 blocked_by,
-                time_us: e.time_us,
+                time_us: e.time_us(),
                 trace_index: i,
                 python_stack: sites.info[site].python_stack.clone(),
             }
@@ -491,12 +494,12 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
         leak_candidates,
         trace: TraceSummary {
             entries: trace.len(),
-            first_time_us: trace.iter().find_map(|e| e.time_us),
-            last_time_us: trace.iter().rev().find_map(|e| e.time_us),
+            first_time_us: trace.iter().find_map(TraceEntry::time_us),
+            last_time_us: trace.iter().rev().find_map(TraceEntry::time_us),
             actions,
             allocations_before_recording: replay.before_recording,
         },
-        timeline: replay.timeline(trace, opts.timeline_points),
+        timeline: replay.timeline,
     }
 }
 
@@ -602,12 +605,15 @@ fn fragmentation(snap: &Snapshot, segments: &[&crate::Segment]) -> Fragmentation
     f
 }
 
-/// The forward replay of one device's trace.
+/// The forward replay of one device's trace. Nothing is kept per entry (a big snapshot has
+/// millions): the series are reduced on the fly to the peak, the OOM moment and the
+/// timeline's buckets.
 struct Replay {
-    /// (allocated, reserved) after each entry, anchored at the dump.
-    allocated: Vec<u64>,
-    reserved: Vec<u64>,
+    entries: usize,
+    /// (allocated, reserved) right after the OOM entry, anchored at the dump.
+    at_oom: Option<(u64, u64)>,
     peak: Option<Peak>,
+    timeline: Vec<TimelinePoint>,
     peak_sites: HashMap<usize, u64>,
     /// Per site: live bytes at the start and after each window; allocs, frees.
     windows: HashMap<usize, SiteWindows>,
@@ -621,42 +627,12 @@ struct SiteWindows {
     frees: usize,
 }
 
-impl Replay {
-    fn at(&self, i: usize) -> (u64, u64) {
-        (
-            self.allocated.get(i).copied().unwrap_or(0),
-            self.reserved.get(i).copied().unwrap_or(0),
-        )
-    }
-
-    fn timeline(&self, trace: &[TraceEntry], points: usize) -> Vec<TimelinePoint> {
-        let n = self.allocated.len();
-        if n == 0 || points == 0 {
-            return Vec::new();
-        }
-        let per = n.div_ceil(points);
-        (0..n)
-            .step_by(per)
-            .map(|start| {
-                let end = (start + per).min(n);
-                // The envelope: the highest point in each bucket, so a peak is never lost.
-                let (mut a, mut r, mut at) = (0, 0, start);
-                for i in start..end {
-                    if self.allocated[i] >= a {
-                        a = self.allocated[i];
-                        at = i;
-                    }
-                    r = r.max(self.reserved[i]);
-                }
-                TimelinePoint {
-                    trace_index: at,
-                    time_us: trace.get(at).and_then(|e| e.time_us),
-                    allocated_bytes: a,
-                    reserved_bytes: r,
-                }
-            })
-            .collect()
-    }
+/// One timeline bucket while replaying: the highest raw values in it.
+#[derive(Clone, Copy)]
+struct RawBucket {
+    alloc: i64,
+    at: usize,
+    reserved: i64,
 }
 
 /// How one trace entry moves the allocated bytes, given what is live.
@@ -721,25 +697,36 @@ fn replay(
     trace: &[TraceEntry],
     end_blocks: &HashMap<u64, (u64, usize)>,
     sites: &mut Sites<'_>,
-    allocated_end: u64,
-    reserved_end: u64,
+    (allocated_end, reserved_end): (u64, u64),
+    oom_index: Option<usize>,
+    points: usize,
 ) -> Replay {
+    let n = trace.len();
     let mut last_alloc: HashMap<u64, usize> = HashMap::new();
     for (i, e) in trace.iter().enumerate() {
         if e.action == Action::Alloc {
             last_alloc.insert(e.addr, i);
         }
     }
-    // Pass 1: raw deltas, and frees of allocations made before the recording began.
+    // Pass 1: raw running sums (the start is unknown until the end is reached), reduced to
+    // the peak, the OOM moment and the timeline buckets; and the frees of allocations made
+    // before the recording began.
     let mut set = LiveSet {
         live: HashMap::new(),
         pending: HashSet::new(),
         end_blocks,
         last_alloc: &last_alloc,
     };
-    let mut raw_alloc = Vec::with_capacity(trace.len());
-    let mut raw_res = Vec::with_capacity(trace.len());
+    let per = if points == 0 {
+        usize::MAX
+    } else {
+        n.div_ceil(points).max(1)
+    };
+    let mut buckets: Vec<RawBucket> = Vec::new();
     let (mut a, mut r) = (0i64, 0i64);
+    let (mut peak_a, mut peak_at, mut max_r) = (i64::MIN, 0usize, i64::MIN);
+    let mut peak_r = 0i64;
+    let mut raw_oom = None;
     let mut before: HashMap<usize, i64> = HashMap::new();
     let mut before_count = 0;
     for (i, e) in trace.iter().enumerate() {
@@ -760,36 +747,57 @@ fn replay(
             Action::SegmentFree | Action::SegmentUnmap => r -= to_i64(e.size),
             _ => {}
         }
-        raw_alloc.push(a);
-        raw_res.push(r);
-    }
-    // Survivors whose alloc is not in the trace were alive throughout.
-    for (addr, &(_, site)) in end_blocks {
-        if !last_alloc.contains_key(addr) {
-            let _ = site;
-            before_count += 1;
+        if a > peak_a {
+            (peak_a, peak_at, peak_r) = (a, i, r);
+        }
+        max_r = max_r.max(r);
+        if Some(i) == oom_index {
+            raw_oom = Some((a, r));
+        }
+        if points > 0 {
+            if i % per == 0 {
+                buckets.push(RawBucket {
+                    alloc: a,
+                    at: i,
+                    reserved: r,
+                });
+            } else if let Some(b) = buckets.last_mut() {
+                // The envelope: the highest point in each bucket, so a peak is never lost.
+                if a >= b.alloc {
+                    b.alloc = a;
+                    b.at = i;
+                }
+                b.reserved = b.reserved.max(r);
+            }
         }
     }
+    before_count += end_blocks
+        .keys()
+        .filter(|addr| !last_alloc.contains_key(addr))
+        .count();
+    // Anchor: the end of the replay is the dump.
     let base_a = to_i64(allocated_end) - a;
     let base_r = to_i64(reserved_end) - r;
-    let clamp = |v: i64| u64::try_from(v).unwrap_or(0);
-    let allocated: Vec<u64> = raw_alloc.iter().map(|v| clamp(base_a + v)).collect();
-    let reserved: Vec<u64> = raw_res.iter().map(|v| clamp(base_r + v)).collect();
-
-    let peak = allocated
+    let anchor = |base: i64, v: i64| u64::try_from(base + v).unwrap_or(0);
+    let peak = (n > 0).then(|| Peak {
+        allocated_bytes: anchor(base_a, peak_a),
+        reserved_bytes: anchor(base_r, peak_r),
+        max_reserved_bytes: anchor(base_r, max_r),
+        trace_index: peak_at,
+        time_us: trace[peak_at].time_us(),
+    });
+    let timeline = buckets
         .iter()
-        .enumerate()
-        .max_by(|x, y| x.1.cmp(y.1).then(y.0.cmp(&x.0)))
-        .map(|(i, &v)| Peak {
-            allocated_bytes: v,
-            reserved_bytes: reserved[i],
-            max_reserved_bytes: reserved.iter().copied().max().unwrap_or(0),
-            trace_index: i,
-            time_us: trace[i].time_us,
-        });
+        .map(|b| TimelinePoint {
+            trace_index: b.at,
+            time_us: trace[b.at].time_us(),
+            allocated_bytes: anchor(base_a, b.alloc),
+            reserved_bytes: anchor(base_r, b.reserved),
+        })
+        .collect();
+    let at_oom = raw_oom.map(|(x, y)| (anchor(base_a, x), anchor(base_r, y)));
 
     // Pass 2: per-site live bytes by window, and the live set at the peak.
-    let n = trace.len();
     let mut windows: HashMap<usize, SiteWindows> = HashMap::new();
     let mut live_by_site: HashMap<usize, i64> = before.clone();
     for (&site, &bytes) in &before {
@@ -815,10 +823,10 @@ fn replay(
             }
             Step::None => {}
         }
-        if peak.as_ref().is_some_and(|p| p.trace_index == i) {
+        if peak.is_some() && i == peak_at {
             for (&site, &bytes) in &live_by_site {
                 if bytes > 0 {
-                    peak_sites.insert(site, bytes as u64);
+                    peak_sites.insert(site, bytes.unsigned_abs());
                 }
             }
             // Survivors from before the recording were alive at the peak too.
@@ -836,9 +844,10 @@ fn replay(
         }
     }
     Replay {
-        allocated,
-        reserved,
+        entries: n,
+        at_oom,
         peak,
+        timeline,
         peak_sites,
         windows,
         before_recording: before_count,
@@ -853,7 +862,7 @@ fn leak_candidates(
 ) -> Vec<LeakCandidate> {
     // Growth must be real money: at least 1 MiB and 1% of the peak.
     let threshold = (1u64 << 20).max(peak_allocated / 100);
-    let entries: usize = replay.allocated.len();
+    let entries = replay.entries;
     if entries < 4 * LEAK_WINDOWS {
         return Vec::new();
     }

@@ -135,21 +135,55 @@ impl Action {
     }
 }
 
-/// One entry of `device_traces`.
+/// One entry of `device_traces`. Kept to 48 bytes: a big snapshot holds millions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceEntry {
-    pub action: Action,
     /// Block or segment address (0 for `snapshot` and `oom`).
     pub addr: u64,
     /// Requested size for `alloc`/`free_*`, segment bytes for `segment_*`, the rounded request
     /// for `oom`, total active bytes for `snapshot`.
     pub size: u64,
     pub stream: i64,
-    /// Microseconds since the Unix epoch (torch 2.1+).
-    pub time_us: Option<i64>,
-    /// `oom` only: what `cudaMemGetInfo` said was free on the device.
-    pub device_free: Option<u64>,
+    /// Microseconds since the Unix epoch (torch 2.1+); `i64::MIN` when absent.
+    #[serde(skip)]
+    time_us: i64,
+    /// `oom` only: what `cudaMemGetInfo` said was free; `u64::MAX` when absent.
+    #[serde(skip)]
+    device_free: u64,
     pub stack: StackId,
+    pub action: Action,
+}
+
+impl TraceEntry {
+    pub fn new(
+        action: Action,
+        addr: u64,
+        size: u64,
+        stream: i64,
+        time_us: Option<i64>,
+        device_free: Option<u64>,
+        stack: StackId,
+    ) -> Self {
+        TraceEntry {
+            addr,
+            size,
+            stream,
+            time_us: time_us.unwrap_or(i64::MIN),
+            device_free: device_free.unwrap_or(u64::MAX),
+            stack,
+            action,
+        }
+    }
+
+    /// Microseconds since the Unix epoch (torch 2.1+).
+    pub fn time_us(&self) -> Option<i64> {
+        (self.time_us != i64::MIN).then_some(self.time_us)
+    }
+
+    /// `oom` only: what `cudaMemGetInfo` said was free on the device.
+    pub fn device_free(&self) -> Option<u64> {
+        (self.device_free != u64::MAX).then_some(self.device_free)
+    }
 }
 
 /// `allocator_settings`: the `PYTORCH_CUDA_ALLOC_CONF` in force when the snapshot was taken.

@@ -87,11 +87,11 @@ enum Value {
     /// Wider than 64 bits: kept only as "some integer".
     BigInt,
     Float(f64),
-    Str(Rc<str>),
+    Str(Rc<String>),
     Bytes,
     /// A container in the arena: (slot, generation).
     Ref(u32, u32),
-    Tuple(Rc<[Value]>),
+    Tuple(Rc<Vec<Value>>),
     Frame(FrameId),
     Stack(StackId),
     Block(Box<Block>),
@@ -99,7 +99,10 @@ enum Value {
     Trace(Box<TraceEntry>),
     History(Box<History>),
     Settings(Box<AllocatorSettings>),
-    Dict(Vec<(Value, Value)>),
+    // Boxed (and `Rc<String>`, `Rc<Vec>` above rather than fat pointers) so a `Value` is
+    // 16 bytes: the memo holds one per memoized object, millions in a big snapshot.
+    #[allow(clippy::box_collection)]
+    Dict(Box<Vec<(Value, Value)>>),
     List(Box<ListBuf>),
 }
 
@@ -120,7 +123,7 @@ impl Value {
 
     fn as_str(&self) -> Option<&str> {
         match self {
-            Value::Str(s) => Some(s),
+            Value::Str(s) => Some(s.as_str()),
             _ => None,
         }
     }
@@ -264,13 +267,15 @@ struct Machine {
     memo: Vec<Value>,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    frames: Vec<(Rc<str>, i64, Rc<str>)>,
-    frame_ids: HashMap<(Rc<str>, i64, Rc<str>), FrameId>,
+    frames: Vec<(Rc<String>, i64, Rc<String>)>,
+    frame_ids: HashMap<(Rc<String>, i64, Rc<String>), FrameId>,
     stacks: Vec<Rc<[FrameId]>>,
     stack_ids: HashMap<Rc<[FrameId]>, StackId>,
     retained: u64,
     offset: u64,
     legacy_history: bool,
+    /// Reused between SETITEMS so each dict costs one allocation.
+    scratch_pairs: Vec<(Value, Value)>,
 }
 
 type R<T> = Result<T, SnapshotError>;
@@ -317,6 +322,7 @@ impl Machine {
             retained: 0,
             offset: 0,
             legacy_history: false,
+            scratch_pairs: Vec::new(),
         }
     }
 
@@ -482,7 +488,8 @@ impl Machine {
         if items.len() % 2 != 0 {
             return Err(self.malformed("SETITEMS with an odd number of items"));
         }
-        let mut pairs = Vec::with_capacity(items.len() / 2);
+        let mut pairs = std::mem::take(&mut self.scratch_pairs);
+        pairs.clear();
         let mut max_depth = 0u16;
         let mut it = items.into_iter();
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
@@ -502,7 +509,11 @@ impl Machine {
                 what: "SETITEMS on something that is not a dict being built".into(),
             });
         };
-        dict.extend(pairs);
+        if dict.is_empty() {
+            dict.reserve_exact(pairs.len());
+        }
+        dict.append(&mut pairs);
+        self.scratch_pairs = pairs;
         self.check_depth(depth)?;
         // A dict whose keys say it is a frame, block, segment or trace entry is complete
         // after one SETITEMS (pickle writes up to 1000 items per batch): type it now, so a
@@ -562,9 +573,9 @@ impl Machine {
     fn string<Rd: Read>(&mut self, input: &mut Input<'_, Rd>, at: u64, len: u64) -> R<()> {
         let n = input.check_len(at, len, self.limits.max_string_bytes)?;
         self.charge(len + 32)?;
-        let s: Rc<str> = input.with_bytes(n, |b| match std::str::from_utf8(b) {
-            Ok(s) => Rc::from(s),
-            Err(_) => Rc::from(String::from_utf8_lossy(b).as_ref()),
+        let s: Rc<String> = input.with_bytes(n, |b| match std::str::from_utf8(b) {
+            Ok(s) => Rc::new(s.to_owned()),
+            Err(_) => Rc::new(String::from_utf8_lossy(b).into_owned()),
         })?;
         self.push(Value::Str(s))
     }
@@ -587,7 +598,7 @@ impl Machine {
             out.push(self.resolve(item)?.0);
         }
         self.charge(VALUE_COST * out.len() as u64)?;
-        self.push(Value::Tuple(Rc::from(out)))
+        self.push(Value::Tuple(Rc::new(out)))
     }
 
     /// Runs opcodes up to STOP; returns the (resolved) root value.
@@ -694,7 +705,7 @@ impl Machine {
                     let v = self.new_slot(SlotKind::List(ListBuf::Empty))?;
                     self.push(v)?;
                 }
-                b')' => self.push(Value::Tuple(Rc::from(Vec::new())))?,
+                b')' => self.push(Value::Tuple(Rc::new(Vec::new())))?,
                 b'd' => {
                     let items = self.pop_mark()?;
                     let v = self.new_slot(SlotKind::Dict(Vec::new()))?;
@@ -814,7 +825,7 @@ impl Machine {
         }
     }
 
-    fn intern_frame(&mut self, filename: Rc<str>, line: i64, name: Rc<str>) -> R<FrameId> {
+    fn intern_frame(&mut self, filename: Rc<String>, line: i64, name: Rc<String>) -> R<FrameId> {
         let key = (filename, line, name);
         if let Some(id) = self.frame_ids.get(&key) {
             return Ok(*id);
@@ -855,39 +866,34 @@ impl Machine {
     /// Types a complete dict by its keys; `eager` is true when called right after its
     /// SETITEMS (only the typed shapes are finished then).
     fn finish_dict(&mut self, mut items: Vec<(Value, Value)>, eager: bool) -> R<Value> {
-        let has = |items: &[(Value, Value)], k: &str| {
-            items.iter().any(|(key, _)| key.as_str() == Some(k))
-        };
-        if has(&items, "filename") && has(&items, "name") && has(&items, "line") {
-            let filename = take_str(&mut items, "filename").unwrap_or_else(|| Rc::from(""));
-            let name = take_str(&mut items, "name").unwrap_or_else(|| Rc::from(""));
+        let bits = key_bits(&items);
+        let has = |_: &[(Value, Value)], k: u32| bits & k == k;
+        if has(&items, K_FILENAME | K_NAME | K_LINE) {
+            let filename = take_str(&mut items, "filename").unwrap_or_default();
+            let name = take_str(&mut items, "name").unwrap_or_default();
             let line = get(&items, "line").and_then(Value::as_i64).unwrap_or(0);
             return Ok(Value::Frame(self.intern_frame(filename, line, name)?));
         }
-        if has(&items, "action") {
+        if has(&items, K_ACTION) {
             return Ok(Value::Trace(Box::new(trace_entry(&items))));
         }
-        if has(&items, "total_size") {
+        if has(&items, K_TOTAL_SIZE) {
             return Ok(Value::Segment(Box::new(self.segment(&mut items)?)));
         }
-        if has(&items, "state") && has(&items, "size") {
+        if has(&items, K_STATE | K_SIZE) {
             return Ok(Value::Block(Box::new(self.block(&mut items))));
         }
-        if has(&items, "real_size") {
+        if has(&items, K_REAL_SIZE) {
             return Ok(Value::History(Box::new(History {
                 addr: get(&items, "addr").and_then(Value::as_u64),
                 real_size: get(&items, "real_size").and_then(Value::as_u64),
                 stack: get(&items, "frames").map_or(StackId::EMPTY, Value::stack),
             })));
         }
-        if !eager
-            && (has(&items, "expandable_segments")
-                || has(&items, "PYTORCH_CUDA_ALLOC_CONF")
-                || has(&items, "max_split_size"))
-        {
+        if !eager && has(&items, K_SETTINGS) {
             return Ok(Value::Settings(Box::new(settings(&items))));
         }
-        Ok(Value::Dict(items))
+        Ok(Value::Dict(Box::new(items)))
     }
 
     fn block(&mut self, items: &mut [(Value, Value)]) -> Block {
@@ -1005,7 +1011,7 @@ impl Machine {
             ..Snapshot::default()
         };
         let mut items = match root {
-            Value::Dict(items) => items,
+            Value::Dict(items) => *items,
             // `torch.cuda.memory_snapshot()` is the bare segment list.
             Value::List(list) => match *list {
                 ListBuf::Segments(s) => {
@@ -1162,13 +1168,46 @@ fn into_values(list: ListBuf) -> Vec<Value> {
     }
 }
 
+const K_FILENAME: u32 = 1;
+const K_NAME: u32 = 2;
+const K_LINE: u32 = 4;
+const K_ACTION: u32 = 8;
+const K_TOTAL_SIZE: u32 = 16;
+const K_STATE: u32 = 32;
+const K_SIZE: u32 = 64;
+const K_REAL_SIZE: u32 = 128;
+const K_SETTINGS: u32 = 256;
+
+/// Which schema keys a dict has, in one pass (this runs once per trace entry).
+fn key_bits(items: &[(Value, Value)]) -> u32 {
+    let mut bits = 0;
+    for (k, _) in items {
+        bits |= match k.as_str() {
+            Some("filename") => K_FILENAME,
+            Some("name") => K_NAME,
+            Some("line") => K_LINE,
+            Some("action") => K_ACTION,
+            Some("total_size") => K_TOTAL_SIZE,
+            Some("state") => K_STATE,
+            Some("size") => K_SIZE,
+            Some("real_size") => K_REAL_SIZE,
+            Some("expandable_segments" | "PYTORCH_CUDA_ALLOC_CONF" | "max_split_size") => {
+                K_SETTINGS
+            }
+            _ => 0,
+        };
+    }
+    bits
+}
+
 fn is_typed_shape(items: &[(Value, Value)]) -> bool {
-    let has = |k: &str| items.iter().any(|(key, _)| key.as_str() == Some(k));
-    (has("filename") && has("name") && has("line"))
-        || has("action")
-        || has("total_size")
-        || (has("state") && has("size"))
-        || has("real_size")
+    let bits = key_bits(items);
+    let all = |k: u32| bits & k == k;
+    all(K_FILENAME | K_NAME | K_LINE)
+        || all(K_ACTION)
+        || all(K_TOTAL_SIZE)
+        || all(K_STATE | K_SIZE)
+        || all(K_REAL_SIZE)
 }
 
 fn get<'a>(items: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {
@@ -1185,7 +1224,7 @@ fn take(items: &mut [(Value, Value)], key: &str) -> Option<Value> {
         .map(|(_, v)| std::mem::take(v))
 }
 
-fn take_str(items: &mut [(Value, Value)], key: &str) -> Option<Rc<str>> {
+fn take_str(items: &mut [(Value, Value)], key: &str) -> Option<Rc<String>> {
     match take(items, key) {
         Some(Value::Str(s)) => Some(s),
         _ => None,
@@ -1193,17 +1232,21 @@ fn take_str(items: &mut [(Value, Value)], key: &str) -> Option<Rc<str>> {
 }
 
 fn trace_entry(items: &[(Value, Value)]) -> TraceEntry {
-    TraceEntry {
-        action: get(items, "action")
-            .and_then(Value::as_str)
-            .map_or(Action::Other, Action::parse),
-        addr: get(items, "addr").and_then(Value::as_u64).unwrap_or(0),
-        size: get(items, "size").and_then(Value::as_u64).unwrap_or(0),
-        stream: get(items, "stream").and_then(Value::as_i64).unwrap_or(0),
-        time_us: get(items, "time_us").and_then(Value::as_i64),
-        device_free: get(items, "device_free").and_then(Value::as_u64),
-        stack: get(items, "frames").map_or(StackId::EMPTY, Value::stack),
+    let (mut action, mut addr, mut size, mut stream) = (Action::Other, 0, 0, 0);
+    let (mut time_us, mut device_free, mut stack) = (None, None, StackId::EMPTY);
+    for (k, v) in items {
+        match k.as_str() {
+            Some("action") => action = v.as_str().map_or(Action::Other, Action::parse),
+            Some("addr") => addr = v.as_u64().unwrap_or(0),
+            Some("size") => size = v.as_u64().unwrap_or(0),
+            Some("stream") => stream = v.as_i64().unwrap_or(0),
+            Some("time_us") => time_us = v.as_i64(),
+            Some("device_free") => device_free = v.as_u64(),
+            Some("frames") => stack = v.stack(),
+            _ => {}
+        }
     }
+    TraceEntry::new(action, addr, size, stream, time_us, device_free, stack)
 }
 
 fn settings(items: &[(Value, Value)]) -> AllocatorSettings {
@@ -1289,4 +1332,13 @@ fn forbidden_name(op: u8) -> Option<&'static str> {
         0x98 => "READONLY_BUFFER",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_value_is_two_words() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 16);
+        assert_eq!(std::mem::size_of::<crate::TraceEntry>(), 48);
+    }
 }

@@ -112,7 +112,7 @@ fn frames_and_stacks_are_interned() {
     let e = oom.device_traces[0].last().expect("entries");
     assert_eq!(e.action, Action::Oom);
     assert_eq!(e.size, 12_884_901_888);
-    assert_eq!(e.device_free, Some(11_044_782_080));
+    assert_eq!(e.device_free(), Some(11_044_782_080));
     let top = oom.stack(e.stack).next().expect("a frame");
     assert_eq!(
         (top.filename.as_str(), top.line),
@@ -160,7 +160,11 @@ fn torch_2_0_history_layout() {
             assert_eq!(lf, mf);
         }
     }
-    assert!(legacy.device_traces[0].iter().all(|e| e.time_us.is_none()));
+    assert!(
+        legacy.device_traces[0]
+            .iter()
+            .all(|e| e.time_us().is_none())
+    );
     let a = analyze(&legacy, &AnalyzeOptions::default());
     let b = analyze(&modern, &AnalyzeOptions::default());
     assert_eq!(a.allocated_bytes, b.allocated_bytes);
