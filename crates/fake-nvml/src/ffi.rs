@@ -1080,8 +1080,9 @@ unsafe fn processes(
             .scenario
             .processes_at(t.gpu, tick, graphics)
             .filter(|p| mig_gi.is_none() || p.gpu_instance_id == mig_gi)
-            .map(|p| ProcessInfo {
-                pid: p.pid,
+            .filter_map(|p| Some((p, p.current_pid()?)))
+            .map(|(p, pid)| ProcessInfo {
+                pid,
                 used_gpu_memory: p.memory_at(tick).unwrap_or(VALUE_NOT_AVAILABLE),
                 gpu_instance_id: p.gpu_instance_id.unwrap_or(NO_INSTANCE),
                 compute_instance_id: p.compute_instance_id.unwrap_or(NO_INSTANCE),

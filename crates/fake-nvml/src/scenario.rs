@@ -390,7 +390,14 @@ pub enum ProcessKind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Process {
+    /// Required unless `pid_file` is given.
+    #[serde(default)]
     pub pid: u32,
+    /// Read the pid from this file at every query instead (a test's child writes its own pid
+    /// there, so a process started after `nvmlInit` can be listed); not listed while the file
+    /// is missing or does not hold a number.
+    #[serde(default)]
+    pub pid_file: Option<String>,
     pub gpu: usize,
     #[serde(default)]
     pub kind: ProcessKind,
@@ -411,6 +418,21 @@ pub struct Process {
 }
 
 impl Process {
+    /// The pid to list now: `pid`, or what `pid_file` holds (`None` while it holds none).
+    pub fn current_pid(&self) -> Option<u32> {
+        use std::io::Read;
+        let Some(path) = &self.pid_file else {
+            return Some(self.pid);
+        };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .ok()?
+            .take(64)
+            .read_to_string(&mut text)
+            .ok()?;
+        text.trim().parse().ok().filter(|&p| p > 0)
+    }
+
     /// Whether the process is on its GPU at `tick`.
     pub fn alive_at(&self, tick: u64) -> bool {
         tick >= self.from && self.until.is_none_or(|until| tick < until)
@@ -496,6 +518,11 @@ impl Scenario {
             }
         }
         for p in &self.processes {
+            if p.pid == 0 && p.pid_file.is_none() {
+                return Err(ScenarioError(
+                    "a process needs a `pid` (or a `pid_file` to read it from)".into(),
+                ));
+            }
             if p.gpu >= self.gpus.len() {
                 return Err(ScenarioError(format!(
                     "process {} is on gpu {}, but there are {} GPUs",
@@ -513,7 +540,7 @@ impl Scenario {
         let base = self.gpus.get(gpu).map_or(0, |g| g.memory_base_used_bytes);
         self.processes
             .iter()
-            .filter(|p| p.gpu == gpu && p.alive_at(tick))
+            .filter(|p| p.gpu == gpu && p.alive_at(tick) && p.current_pid().is_some())
             .filter_map(|p| p.memory_at(tick))
             .fold(base, u64::saturating_add)
     }
@@ -665,6 +692,32 @@ mod tests {
         assert!(Scenario::parse(bad_gpu).unwrap_err().0.contains("gpu 3"));
         let xid = r#"{"gpus":[{"uuid":"G","pci_bus_id":"x","events":[{"at":0,"kind":"xid"}]}]}"#;
         assert!(Scenario::parse(xid).unwrap_err().0.contains("xid"));
+    }
+
+    #[test]
+    fn a_pid_can_come_from_a_file() {
+        let dir = std::env::temp_dir().join(format!("fake-nvml-pid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("job.pid");
+        let json = format!(
+            r#"{{"gpus":[{{"uuid":"G","pci_bus_id":"x"}}],"processes":[{{"pid_file":{:?},"gpu":0,"used_memory_bytes":5}}]}}"#,
+            file.display().to_string()
+        );
+        let s = Scenario::parse(&json).unwrap();
+        // Not listed, and not counted, until the file names a pid.
+        assert_eq!(
+            s.processes_at(0, 0, false)
+                .filter_map(Process::current_pid)
+                .count(),
+            0
+        );
+        assert_eq!(s.memory_used(0, 0), 0);
+        std::fs::write(&file, "4321\n").unwrap();
+        assert_eq!(s.processes[0].current_pid(), Some(4321));
+        assert_eq!(s.memory_used(0, 0), 5);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let neither = r#"{"gpus":[{"uuid":"G","pci_bus_id":"x"}],"processes":[{"gpu":0,"used_memory_bytes":1}]}"#;
+        assert!(Scenario::parse(neither).unwrap_err().0.contains("pid_file"));
     }
 
     #[test]
