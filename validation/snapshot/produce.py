@@ -174,7 +174,9 @@ elif MODE == "frag-oom":
 elif MODE == "large":
     # Many real allocations from a few Python stacks with per-step metadata, so the trace
     # holds millions of entries: a snapshot of several hundred MB, for the benchmark.
-    pairs = int(os.environ.get("LARGE_PAIRS", "1300000"))
+    # Up to LARGE_PAIRS allocations, or LARGE_SECONDS of allocating, whichever comes first.
+    pairs = int(os.environ.get("LARGE_PAIRS", "2500000"))
+    seconds = float(os.environ.get("LARGE_SECONDS", "50"))
     record(max_entries=4 * pairs)
 
     def deep(level, step):
@@ -185,14 +187,20 @@ elif MODE == "large":
 
     set_meta = getattr(torch.cuda.memory, "_set_memory_metadata", None)
     keep = []
+    start = time.time()
+    done = 0
     for i in range(pairs):
+        if i % 10000 == 0 and time.time() - start > seconds:
+            break
+        done = i + 1
         if set_meta and i % 1000 == 0:
             set_meta(f"step={i // 1000} phase=bench")
         t = deep(i % 24, i)
         if i % 97 == 0:
             keep.append(t)
         del t
-    info["pairs"] = pairs
+    info["pairs"] = done
+    info["alloc_loop_seconds"] = round(time.time() - start, 3)
     finish("large")
 
 else:
