@@ -9,7 +9,7 @@ set -u
 B=target/release/gpu-doctor
 D="$OUT/snapshot"; W="$D/work"; mkdir -p "$D" "$W"
 L="$D/log.txt"
-step() { echo "+ $*" >>"$L"; local s=$(date +%s.%N); "$@"; local rc=$?; echo "exit $rc ($(echo "$(date +%s.%N) - $s" | bc 2>/dev/null || echo '?') s)" >>"$L"; return 0; }
+step() { echo "+ $*" >>"$L"; local s; s=$(date +%s%N); "$@"; local rc=$?; echo "exit $rc ($(( ($(date +%s%N) - s) / 1000000 )) ms)" >>"$L"; return 0; }
 
 nvidia-smi --query-gpu=name,memory.used,memory.total,driver_version --format=csv >"$D/gpu.txt" 2>&1
 python3 -c "import torch; print(torch.__version__, torch.version.cuda)" >>"$D/gpu.txt" 2>&1
