@@ -36,11 +36,18 @@ fn nvml(text: String, values: &[(&str, u64)]) -> Evidence {
     }
 }
 
+/// `process 7` or `processes 7, 8`.
 fn pid_list(pids: &[u32]) -> String {
-    pids.iter()
+    let list = pids
+        .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if pids.len() == 1 {
+        format!("process {list}")
+    } else {
+        format!("processes {list}")
+    }
 }
 
 /// GD590: the job under `run --memory-limit` holds `used` on `gpu`, over `limit`.
@@ -58,7 +65,7 @@ pub fn budget_exceeded(gpu: GpuIndex, used: u64, limit: u64, pids: &[u32]) -> Fi
     .on_gpu(gpu)
     .with_evidence(nvml(
         format!(
-            "processes {} of the job hold {} on GPU {gpu}; budget {}",
+            "{} of the job hold {} on GPU {gpu}; budget {}",
             pid_list(pids),
             format_bytes(used),
             format_bytes(limit)
@@ -104,7 +111,7 @@ pub fn job_stopped(
     .on_gpu(gpu)
     .with_evidence(nvml(
         format!(
-            "processes {} of the job held {} on GPU {gpu}; budget {}",
+            "{} of the job held {} on GPU {gpu}; budget {}",
             pid_list(pids),
             format_bytes(used),
             format_bytes(limit)

@@ -18,6 +18,9 @@
 #   GPU_DOCTOR_INCIDENT_DIR      where to write (the hook does nothing without it)
 #   GPU_DOCTOR_MEMORY_HISTORY    allocator history entries to keep (0 turns history off)
 #   GPU_DOCTOR_MAX_SNAPSHOTS     snapshots one process may dump (default 2)
+#   GPU_DOCTOR_MEMORY_FRACTION   the job's memory budget as a fraction of each GPU
+#                                (`gpu-doctor run --memory-limit`): given to PyTorch's
+#                                caching allocator with set_per_process_memory_fraction
 #
 # Kept modular on purpose: memory budgets (a later issue) register more `_on_cuda_ready`
 # callbacks.
@@ -175,6 +178,26 @@ def _setup_cuda():
             callback(torch)
         except Exception:
             pass
+
+
+def _apply_memory_budget(torch):
+    """Caps PyTorch's caching allocator at GPU_DOCTOR_MEMORY_FRACTION of every visible GPU,
+    so a job over its budget gets an out-of-memory error in its own process instead of
+    taking memory its neighbours were promised."""
+    try:
+        fraction = float(os.environ.get("GPU_DOCTOR_MEMORY_FRACTION", ""))
+    except ValueError:
+        return
+    if not 0.0 < fraction <= 1.0:
+        return
+    for device in range(torch.cuda.device_count()):
+        try:
+            torch.cuda.set_per_process_memory_fraction(fraction, device)
+        except Exception:
+            pass
+
+
+_on_cuda_ready.append(_apply_memory_budget)
 
 
 def _on_torch_imported(torch):

@@ -63,6 +63,9 @@ pub struct Plan {
     pub checkpoint_settle: Duration,
     /// How often free memory is looked at while waiting for it.
     pub wait_poll: Duration,
+    /// Variables set for every attempt, after gpu-doctor's own (e.g. a memory budget's
+    /// framework settings from `--memory-limit`).
+    pub extra_env: Vec<(String, String)>,
 }
 
 /// Why the run could not start.
@@ -322,6 +325,7 @@ impl Supervisor<'_> {
                     self.plan.history_entries,
                 ));
             }
+            full_env.extend(self.plan.extra_env.iter().cloned());
             let job = Job {
                 argv: argv.clone(),
                 env: full_env,

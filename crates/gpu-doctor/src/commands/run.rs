@@ -110,6 +110,13 @@ pub struct RunArgs {
     /// How long a checkpoint's size must stay the same to count as complete.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
     pub checkpoint_settle: Duration,
+    /// The job's memory budget on each GPU (e.g. 40GiB): told to PyTorch (through the
+    /// hook), JAX, TensorFlow and MPS, and watched in NVML; over it is a warning finding.
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<u64>,
+    /// Stop the job when it holds more than --memory-limit (SIGTERM, --kill-timeout, SIGKILL).
+    #[arg(long, requires = "memory_limit")]
+    pub enforce: bool,
     /// The job: everything after `--`.
     #[arg(
         required = true,
@@ -140,6 +147,71 @@ fn utc_stamp(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    match gpu_doctor_model::units::parse_bytes(text)? {
+        0 => Err("a budget of 0 bytes; give a size such as 40GiB".into()),
+        bytes => Ok(bytes),
+    }
+}
+
+/// `--memory-limit`: the framework variables for every attempt, and the watch that holds
+/// the job to the budget (see `gpu-doctor-guard`); no watch when no GPU source opens.
+fn memory_budget(
+    ctx: &Context,
+    limit: u64,
+    enforce: bool,
+    grace: Duration,
+    interval: Duration,
+    monitor: Option<&Monitor>,
+) -> (
+    Vec<(String, String)>,
+    Option<gpu_doctor_guard::BudgetThread>,
+) {
+    use gpu_doctor_guard::{BudgetThread, BudgetWatch, JobRoot, ProcRoot, frameworks, mps};
+    // The smallest GPU, so the fraction never allows more than the budget on any of them.
+    let total = monitor.and_then(|m| {
+        m.inventory()
+            .devices
+            .iter()
+            .filter_map(|d| d.memory_total_bytes.get())
+            .min()
+    });
+    let mps = mps::detect(&ProcRoot::default());
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok().map_or_else(
+        || monitor.map_or(1, |m| m.inventory().devices.len()),
+        |v| v.split(',').filter(|d| !d.trim().is_empty()).count(),
+    );
+    let vars = frameworks::adapt(
+        frameworks::framework_env(limit, total, mps.running().then_some(visible)),
+        |name| std::env::var(name).ok(),
+    );
+    eprintln!(
+        "gpu-doctor: memory budget {} per GPU{}{}",
+        frameworks::describe(limit, total),
+        if enforce { ", enforced" } else { "" },
+        if mps.running() {
+            "; an MPS server runs: its limit is set too"
+        } else {
+            ""
+        }
+    );
+    match ctx.open_source() {
+        Ok(source) => {
+            let watch = BudgetWatch::new(JobRoot::ChildrenOf(std::process::id()), limit, grace);
+            (
+                vars,
+                Some(BudgetThread::start(source, watch, interval, enforce)),
+            )
+        }
+        Err(e) => {
+            eprintln!(
+                "gpu-doctor: the budget cannot be watched ({e:#}); the frameworks are still told"
+            );
+            (vars, None)
+        }
+    }
 }
 
 fn batch_spec(args: &RunArgs) -> anyhow::Result<Option<BatchSpec>> {
@@ -292,6 +364,7 @@ pub fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitStatus> {
         },
         checkpoint_settle: args.checkpoint_settle,
         wait_poll: args.sample_interval,
+        extra_env: Vec::new(),
     };
 
     let setup = |e: SetupError| {
@@ -319,7 +392,35 @@ pub fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitStatus> {
     // Usage problems are reported before the GPU is looked at.
     supervisor.validate().map_err(setup)?;
     supervisor.monitor = open_monitor(ctx, args.sample_interval);
-    let result: RunResult = supervisor.run(&signals).map_err(setup)?;
+    let budget = args.memory_limit.and_then(|limit| {
+        let (vars, thread) = memory_budget(
+            ctx,
+            limit,
+            args.enforce,
+            args.kill_timeout,
+            args.sample_interval,
+            supervisor.monitor.as_ref(),
+        );
+        supervisor.plan.extra_env.extend(vars);
+        thread
+    });
+    let mut result: RunResult = supervisor.run(&signals).map_err(setup)?;
+    if let Some(report) = budget.map(gpu_doctor_guard::BudgetThread::finish) {
+        // The budget's findings come first: when the job was stopped for it, that is why it
+        // ended, whatever its output says (the stop, GD591, before the warning, GD590).
+        let mut findings = report.findings;
+        findings.reverse();
+        if result.report.outcome == gpu_doctor_supervise::report::RunOutcome::Succeeded
+            && !findings.is_empty()
+        {
+            eprint!(
+                "\n{}",
+                printer::findings_text(&findings, Style { color: false })
+            );
+        }
+        findings.append(&mut result.last_findings);
+        result.last_findings = findings;
+    }
 
     let style = Style { color: false };
     if result.report.outcome != gpu_doctor_supervise::report::RunOutcome::Succeeded
