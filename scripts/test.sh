@@ -29,7 +29,7 @@ cargo test --workspace --locked --no-fail-fast
 if [ -z "${QUICK:-}" ]; then
   if command -v cargo-deny >/dev/null 2>&1; then
     step "cargo deny (bans, licenses, sources)"
-    cargo deny --offline check bans licenses sources
+    cargo deny check bans licenses sources
   fi
   if [ -x fuzz/run.sh ]; then
     step "fuzzing (short)"
