@@ -181,9 +181,12 @@ smi_apps "nobody's job up"
 step d_guard_dry_run 20 "$GD" guard --config "$D/budget.toml" --dry-run --once
 step d_guard_dry_run_json 20 "$GD" guard --config "$D/budget.toml" --dry-run --once --json
 if alive_since "$HB2" 3; then note "after the dry run, nobody's job is alive: YES"; else note "after the dry run, nobody's job is alive: NO"; fi
+BEFORE=no
+alive_since "$HB2" 3 && BEFORE=yes
 step d_guard_once 30 "$GD" guard --config "$D/budget.toml" --once --json
 sleep 1
-if kill -0 "$NOBODY" 2>/dev/null; then note "after guard --once, nobody's job is alive: YES"; else note "after guard --once, nobody's job is alive: NO (stopped)"; fi
+if alive_since "$HB2" 2; then AFTER=yes; else AFTER=no; fi
+note "nobody's job alive before guard --once: $BEFORE; after: $AFTER (expected: yes, then no)"
 kill -TERM "$NOBODY" 2>/dev/null
 smi_apps "end"
 rm -rf "$TMPD"
