@@ -34,9 +34,14 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<ExitStatus> {
     let mut source = ctx.open_source()?;
     let inventory = source.inventory()?;
     let style = Style { color: ctx.color };
+    // Whether an MPS server runs is a fact of this machine, not of the source: a replay
+    // says nothing about it, so it is only looked for on the live driver.
+    let mps = matches!(ctx.source, crate::commands::SourceSpec::Nvml { .. })
+        .then(|| gpu_doctor_guard::mps::detect(&gpu_doctor_guard::ProcRoot::default()))
+        .filter(gpu_doctor_guard::MpsStatus::running);
     let Some(period) = args.watch else {
         let sample = source.sample()?;
-        print_once(&inventory, &sample, args.json, style)?;
+        print_once(&inventory, &sample, mps.as_ref(), args.json, style)?;
         return Ok(ExitStatus::Success);
     };
     let period = Duration::from_secs_f64(period.max(0.05));
@@ -52,7 +57,7 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<ExitStatus> {
             // Home the cursor and clear, so the table redraws in place.
             print!("\x1b[H\x1b[2J");
         }
-        print_once(&inventory, &sample, args.json, style)?;
+        print_once(&inventory, &sample, mps.as_ref(), args.json, style)?;
         first = false;
         std::thread::sleep(period);
     }
@@ -61,15 +66,24 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<ExitStatus> {
 fn print_once(
     inventory: &Inventory,
     sample: &Sample,
+    mps: Option<&gpu_doctor_guard::MpsStatus>,
     json: bool,
     style: Style,
 ) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
-        serde_json::to_writer_pretty(&mut out, &status_json(inventory, sample))?;
+        let mut value = status_json(inventory, sample);
+        // Present only while an MPS daemon or server runs (see docs/guard.md).
+        if let (Some(mps), Value::Object(obj)) = (mps, &mut value) {
+            obj.insert("mps".into(), serde_json::to_value(mps)?);
+        }
+        serde_json::to_writer_pretty(&mut out, &value)?;
         writeln!(out)?;
     } else {
         out.write_all(render(inventory, sample, style).as_bytes())?;
+        if let Some(mps) = mps {
+            writeln!(out, "\n{}", mps.summary())?;
+        }
     }
     out.flush()?;
     Ok(())
@@ -149,6 +163,7 @@ pub fn render(inventory: &Inventory, sample: &Sample, style: Style) -> String {
         out.push('\n');
     }
     out.push('\n');
+    out.push_str(&mig_section(sample, style));
     if sample.processes.is_empty() {
         let _ = writeln!(out, "{}", style.dim("No processes on the GPUs."));
         return out;
@@ -262,6 +277,59 @@ fn device_row(info: Option<&DeviceInfo>, d: &DeviceSample, style: Style) -> Stri
         "{:<3} {:<20} {memory} {util:>4} {temp:>5} {power:>13} {clocks:>14}  {health}",
         d.index.0, name
     )
+}
+
+/// The MIG devices of every GPU in MIG mode, with the processes in each; empty when no GPU
+/// has MIG on.
+pub fn mig_section(sample: &Sample, style: Style) -> String {
+    let mut out = String::new();
+    if sample.devices.iter().all(|d| d.mig_instances.is_empty()) {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "{:<3} {:>3} {:>3} {:<10} {:<24} {:<42} {}",
+            "GPU", "GI", "CI", "MIG", "MEMORY", "UUID", "PROCESSES"
+        ))
+    );
+    for d in &sample.devices {
+        for m in &d.mig_instances {
+            let memory = match (m.memory_used_bytes.get(), m.memory_total_bytes.get()) {
+                (Some(used), Some(total)) => format!(
+                    "{:.1}/{:.1} GiB",
+                    used as f64 / units::GIB,
+                    total as f64 / units::GIB
+                ),
+                (None, Some(total)) => format!("?/{:.1} GiB", total as f64 / units::GIB),
+                _ => "n/a".into(),
+            };
+            let pids: Vec<String> = sample
+                .processes
+                .iter()
+                .filter(|p| p.gpu == d.index && p.mig_instance == Some(m.gpu_instance_id))
+                .map(|p| format!("{} ({})", p.pid, reading_bytes(&p.used_memory_bytes)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:<3} {:>3} {:>3} {:<10} {:<24} {:<42} {}",
+                d.index.0,
+                m.gpu_instance_id,
+                m.compute_instance_id,
+                m.profile,
+                memory,
+                m.uuid.0,
+                if pids.is_empty() {
+                    "-".to_owned()
+                } else {
+                    pids.join(", ")
+                }
+            );
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// What is wrong with a device, in a few words each; empty when nothing is.
