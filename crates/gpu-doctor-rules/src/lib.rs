@@ -12,3 +12,4 @@ pub mod history;
 pub mod memory;
 pub mod registry;
 pub mod sanitize;
+pub mod sharing;

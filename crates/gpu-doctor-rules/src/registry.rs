@@ -29,6 +29,7 @@ const MODULES: &[&[&RuleDoc]] = &[
     crate::env::RULES,
     crate::history::RULES,
     crate::sanitize::RULES,
+    crate::sharing::RULES,
 ];
 
 /// All rules, sorted by code.

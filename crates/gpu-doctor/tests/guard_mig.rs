@@ -17,9 +17,14 @@ fn fake_lib() -> PathBuf {
     .expect("libfake_nvml.so is built as a dev-dependency")
 }
 
-/// `status ARGS` on the shipped MIG scenario, with its pids moved above the kernel's largest
+/// `gpu-doctor VERB ARGS` on the shipped MIG scenario, with its pids moved above the kernel's largest
 /// pid (2^22) so that no process of the test machine lends them a user or command.
 fn status(args: &[&str]) -> Output {
+    verb("status", args)
+}
+
+/// `verb ARGS` on the shipped MIG scenario, with the pids moved as for `status`.
+fn verb(verb: &str, args: &[&str]) -> Output {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fake-nvml/scenarios/mig.json");
     let mut scenario: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(shipped).unwrap()).unwrap();
@@ -39,7 +44,7 @@ fn status(args: &[&str]) -> Output {
         .env_remove("GPU_DOCTOR_SOURCE")
         .env("GPU_DOCTOR_NVML_LIB", fake_lib())
         .env("FAKE_NVML_SCENARIO", &file)
-        .arg("status")
+        .arg(verb)
         .args(args)
         .output()
         .expect("run gpu-doctor status")
@@ -90,4 +95,23 @@ fn status_json_has_mig_instances_and_each_process_its_instance() {
         .collect();
     assert_eq!(placed, vec![(4_194_400, 2), (4_194_401, 3)]);
     assert_eq!(doc["devices"][0]["mig_enabled"], true);
+}
+
+#[test]
+fn check_lists_the_mig_instances_of_a_gpu_in_mig_mode() {
+    // No Python probes: only the GPU checks matter here.
+    let out = verb("check", &["--json", "--python", "/nonexistent/python3"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "gpu0.mig_instances")
+        .expect("a gpu0.mig_instances check");
+    assert_eq!(check["status"], "pass");
+    assert_eq!(
+        check["message"],
+        "3 MIG instance(s): 3g.71gb (GI 2, 20.0 GiB/71.0 GiB, 1 process(es)); \
+         2g.35gb (GI 3, 8.0 GiB/35.0 GiB, 1 process(es)); 1g.18gb (GI 9, 0 B/17.0 GiB, 0 process(es))"
+    );
 }

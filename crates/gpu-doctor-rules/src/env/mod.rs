@@ -37,6 +37,7 @@ pub fn evaluate(facts: &EnvFacts) -> Report {
     frameworks::check(facts, &ctx, &mut list);
     variables::check(facts, &ctx, &mut list);
     crate::health::gpu_checks(&facts.gpus, &mut list);
+    crate::sharing::mig_checks(&facts.gpus, &mut list);
     xid::check(facts, &mut list);
     list.into_report()
 }
