@@ -20,6 +20,9 @@ pub struct EnvFacts {
     pub gpus: GpuFacts,
     pub variables: VariableFacts,
     pub kernel_log: KernelLogFacts,
+    /// The MPS control daemon and servers, while one runs (left out otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps: Option<crate::mps::MpsStatus>,
     /// Wall time of each probe in milliseconds (`driver`, `cuda`, `python`, `gpus`, ...).
     #[serde(default)]
     pub timings_ms: BTreeMap<String, u64>,

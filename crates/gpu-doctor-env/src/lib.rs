@@ -14,6 +14,7 @@ mod facts;
 mod host;
 mod kernel_log;
 mod libs;
+pub mod mps;
 mod python;
 mod system;
 mod variables;
@@ -77,6 +78,8 @@ pub fn collect(host: &Host, gpus: impl FnOnce() -> GpuFacts + Send) -> EnvFacts 
         );
         facts.variables = timed(&VariablesProbe, host, &mut timings);
         facts.kernel_log = timed(&KernelLogProbe, host, &mut timings);
+        // Only while it runs: a machine without MPS exports exactly what it did before.
+        facts.mps = Some(mps::detect(&host.path("/proc"))).filter(mps::MpsStatus::running);
         let (py, py_ms) = python.join().unwrap_or_else(|_| {
             (
                 PythonFacts {

@@ -3,13 +3,14 @@
 //!
 //! `gpuN.mig_instances` (pure, over the GPU facts): a GPU in MIG mode with no instance
 //! (GD595: CUDA sees no device there), and a MIG instance nearly full (GD594: a job in it runs
-//! out of memory however free the rest of the GPU is). GD590–GD593 are produced by
+//! out of memory however free the rest of the GPU is). `gpus.mps`: an MPS server whose
+//! clients have no memory limit (GD596). GD590–GD593 are produced by
 //! `gpu-doctor run --memory-limit` and `gpu-doctor guard` (crate `gpu-doctor-guard`); only
 //! their documentation is here, so `gpu-doctor rule GD591` explains them.
 
 use crate::env::Checklist;
 use crate::registry::RuleDoc;
-use gpu_doctor_env::{GpuFacts, ProbeStatus};
+use gpu_doctor_env::{EnvFacts, GpuFacts, ProbeStatus};
 use gpu_doctor_model::units::format_bytes;
 use gpu_doctor_model::{Cause, Evidence, Finding, Severity};
 
@@ -30,7 +31,7 @@ macro_rules! rules {
                 ),
             };
         )*
-        /// The memory-budget and MIG rules, by code.
+        /// The memory-budget, MIG and MPS rules, by code.
         pub static RULES: &[&RuleDoc] = &[$(&$ident),*];
     };
 }
@@ -41,7 +42,47 @@ rules! {
     GD592 = ("GD592", "process-over-user-budget", OomOtherProcess, "`guard`: adds up each user's processes on each GPU and compares the total with the budget file's rule for that user or group.", "On a shared workstation, the user over budget is the neighbour whose memory makes other users' jobs fail.", "warn[GD592] oom_other_process [GPU 0]: pid 4242 of alice on GPU 0 is over budget: it holds 18.0 GiB and alice holds 24.0 GiB in all there, against a budget of 20.0 GiB (user alice, line 2)", "The user lowers the job's memory, or runs it under `gpu-doctor run --memory-limit`, which tells PyTorch and JAX the budget."),
     GD593 = ("GD593", "process-stopped-for-user-budget", OomOtherProcess, "`guard` with `action = \"stop\"`: stops the largest processes of a user over budget until the rest fits (SIGTERM, grace, SIGKILL; never root's processes, never another user's unless the guard is root).", "The process was ended to give the other users the memory the budget file promises them.", "error[GD593] oom_other_process [GPU 0]: stopped pid 4242 of alice on GPU 0: alice used 24.0 GiB there against a budget of 20.0 GiB; this process held 18.0 GiB", "Run the job within the budget (`gpu-doctor run --memory-limit 20GiB --enforce -- ...`), or ask the administrator for a larger one."),
     GD594 = ("GD594", "mig-instance-full", OomCapacity, "Compares each MIG instance's used memory with its size (warns at 95%).", "A MIG instance has its own memory: a job in a full instance runs out of memory however free the rest of the GPU is.", "gpu0.mig_instances: MIG instance 2 (3g.71gb) on GPU 0 is 97% full: 68.9 GiB of 71.0 GiB", "Move the job to a larger profile or a free instance (`CUDA_VISIBLE_DEVICES=MIG-...`), or lower its memory."),
+    GD596 = ("GD596", "mps-without-memory-limit", OomOtherProcess, "Finds a running MPS control daemon or server (in /proc) whose environment sets no CUDA_MPS_PINNED_DEVICE_MEM_LIMIT.", "MPS clients share one GPU context's memory pool with no per-client limit: one client can take the memory of all the others.", "gpus.mps: an MPS server shares the GPUs with no memory limit", "Start the daemon with `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40G` (per device), or run each job under `gpu-doctor run --memory-limit SIZE`, which sets it for the job."),
     GD595 = ("GD595", "mig-without-instances", EnvVisibleDevices, "Looks for a GPU in MIG mode with no MIG instance.", "With MIG on and no instance, CUDA sees no device on that GPU: jobs fail with `no CUDA-capable device`.", "gpu0.mig_instances: MIG is on for GPU 0 but it has no MIG instance", "Create instances (`sudo nvidia-smi mig -i 0 -cgi 3g.71gb -C`) or turn MIG off (`sudo nvidia-smi -i 0 -mig 0`, then reset the GPU)."),
+}
+
+/// `gpus.mps`, while an MPS control daemon or server runs: whether its clients have a
+/// memory limit (GD596 when they have none: any one client can take every other's memory).
+pub fn mps_check(facts: &EnvFacts, list: &mut Checklist) {
+    const ID: &str = "gpus.mps";
+    // No line at all without MPS, as `gpuN.mig_instances` has none without MIG: most
+    // machines never run it, and a checklist is read for what is there.
+    let Some(mps) = facts.mps.as_ref().filter(|m| m.running()) else {
+        return;
+    };
+    if !mps.environ_readable {
+        list.pass(
+            ID,
+            format!("{} (run check as root to read its limits)", mps.summary()),
+        );
+        return;
+    }
+    if mps.pinned_device_mem_limit.is_some() {
+        list.pass(ID, mps.summary());
+        return;
+    }
+    let f = Finding::new(
+        "GD596",
+        Cause::OomOtherProcess,
+        Severity::Warn,
+        "an MPS server shares the GPUs with no memory limit: any one client can take the memory of all the others",
+    )
+    .with_evidence(Evidence {
+        source: "/proc".into(),
+        text: mps.summary(),
+        ..Evidence::default()
+    })
+    .with_remedy(
+        "Start the MPS control daemon with a per-client memory limit, or give each job a budget",
+        Some("export CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40G; nvidia-cuda-mps-control -d".into()),
+        Some("or per job: gpu-doctor run --memory-limit 40GiB --enforce -- ... (sets the MPS limit too)".into()),
+    );
+    list.problem(ID, f);
 }
 
 /// `gpuN.mig_instances` for every GPU in MIG mode (GPUs with MIG off get no line: their
@@ -278,12 +319,49 @@ mod tests {
     }
 
     #[test]
+    fn mps_without_a_limit_warns() {
+        use gpu_doctor_env::mps::MpsStatus;
+        let check = |mps: Option<MpsStatus>| {
+            let facts = EnvFacts {
+                mps,
+                ..EnvFacts::default()
+            };
+            let mut list = Checklist::default();
+            mps_check(&facts, &mut list);
+            list.into_report()
+        };
+        assert!(check(None).checks.is_empty());
+        let mut mps = MpsStatus {
+            control_pids: vec![812],
+            environ_readable: true,
+            ..MpsStatus::default()
+        };
+        let open = check(Some(mps.clone()));
+        assert_eq!(open.checks[0].status, CheckStatus::Warn);
+        assert_eq!(open.findings[0].code.0, "GD596");
+        mps.pinned_device_mem_limit = Some("0=40G".into());
+        let limited = check(Some(mps.clone()));
+        assert_eq!(limited.checks[0].status, CheckStatus::Pass);
+        assert!(
+            limited.checks[0].message.contains("memory limit 0=40G"),
+            "{}",
+            limited.checks[0].message
+        );
+        mps.environ_readable = false;
+        assert!(
+            check(Some(mps)).checks[0]
+                .message
+                .ends_with("(run check as root to read its limits)")
+        );
+    }
+
+    #[test]
     fn docs_are_complete_and_in_range() {
         for d in RULES {
             let n: u32 = d.code[2..].parse().unwrap();
             assert!((590..600).contains(&n), "{}", d.code);
             assert!(d.body.contains("## How to fix"));
         }
-        assert_eq!(RULES.len(), 6);
+        assert_eq!(RULES.len(), 7);
     }
 }

@@ -115,3 +115,48 @@ fn check_lists_the_mig_instances_of_a_gpu_in_mig_mode() {
          2g.35gb (GI 3, 8.0 GiB/35.0 GiB, 1 process(es)); 1g.18gb (GI 9, 0 B/17.0 GiB, 0 process(es))"
     );
 }
+
+#[test]
+fn check_warns_about_an_mps_server_without_a_memory_limit() {
+    // A machine tree whose /proc has an MPS control daemon started without a limit.
+    let root = tempfile::tempdir().unwrap();
+    let daemon = root.path().join("proc/812");
+    std::fs::create_dir_all(&daemon).unwrap();
+    std::fs::write(daemon.join("comm"), "nvidia-cuda-mps\n").unwrap();
+    std::fs::write(daemon.join("cmdline"), "nvidia-cuda-mps-control\0-d\0").unwrap();
+    std::fs::write(
+        daemon.join("environ"),
+        "PATH=/usr/bin\0CUDA_MPS_PIPE_DIRECTORY=/run/mps\0",
+    )
+    .unwrap();
+    let root_arg = root.path().display().to_string();
+    let out = verb(
+        "check",
+        &[
+            "--json",
+            "--python",
+            "/nonexistent/python3",
+            "--root",
+            &root_arg,
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "gpus.mps")
+        .expect("a gpus.mps check");
+    assert_eq!(check["status"], "warn");
+    assert_eq!(check["code"], "GD596");
+    let finding = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "GD596")
+        .unwrap();
+    assert_eq!(
+        finding["evidence"][0]["text"],
+        "MPS: control daemon pid 812; no server yet; memory limit none; active threads 100%"
+    );
+}

@@ -38,6 +38,7 @@ pub fn evaluate(facts: &EnvFacts) -> Report {
     variables::check(facts, &ctx, &mut list);
     crate::health::gpu_checks(&facts.gpus, &mut list);
     crate::sharing::mig_checks(&facts.gpus, &mut list);
+    crate::sharing::mps_check(facts, &mut list);
     xid::check(facts, &mut list);
     list.into_report()
 }
