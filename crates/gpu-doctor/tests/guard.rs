@@ -334,3 +334,68 @@ fn the_example_budget_file_parses() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs the guard without `--once` until `done()` or 10 s, then ends it; its stdout.
+fn guard_loop(s: &Setup, done: &mut dyn FnMut() -> bool) -> String {
+    let mut guard = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env("NO_COLOR", "1")
+        .env_remove("GPU_DOCTOR_SOURCE")
+        .env("GPU_DOCTOR_NVML_LIB", fake_lib())
+        .env("FAKE_NVML_SCENARIO", s.path("scenario.json"))
+        .args(["guard", "--interval", "100ms", "--config"])
+        .arg(s.path("budget.toml"))
+        .arg("--passwd")
+        .arg(s.path("passwd"))
+        .arg("--group")
+        .arg(s.path("group"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the guard");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    guard.kill().unwrap();
+    let out = guard.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_running_guard_stops_a_process_and_keeps_watching() {
+    let (mut big, mut small) = (tenant_sleep(), tenant_sleep());
+    let s = Setup::new(&[(big.id(), 18), (small.id(), 6)], STOP_BUDGET);
+    let mut stopped_at: Option<Instant> = None;
+    let stdout = guard_loop(&s, &mut || {
+        if stopped_at.is_none() && big.try_wait().unwrap().is_some() {
+            stopped_at = Some(Instant::now());
+        }
+        // A few more rounds after the stop: the finding is reported, and the other process
+        // must stay untouched.
+        stopped_at.is_some_and(|t| t.elapsed() > Duration::from_millis(600))
+    });
+    let stopped = stopped_at.is_some();
+    assert!(stopped, "the guard did not stop the process over budget");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(alive(&mut small));
+    assert!(
+        stdout.contains("error[GD593] oom_other_process [GPU 0]: stopped pid"),
+        "{stdout}"
+    );
+    end(small);
+}
+
+#[test]
+fn the_running_guard_warns_once_per_process() {
+    let mut a = tenant_sleep();
+    let s = Setup::new(
+        &[(a.id(), 30)],
+        "[[budget]]\nuser = \"tenant\"\nlimit = \"20GiB\"\n",
+    );
+    let begun = Instant::now();
+    let stdout = guard_loop(&s, &mut || begun.elapsed() > Duration::from_millis(1200));
+    // About ten rounds, one warning.
+    assert_eq!(stdout.matches("warn[GD592]").count(), 1, "{stdout}");
+    assert!(alive(&mut a));
+    end(a);
+}

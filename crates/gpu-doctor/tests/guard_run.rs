@@ -110,7 +110,7 @@ fn the_frameworks_are_told_the_budget() {
 
 #[test]
 fn a_job_over_its_budget_is_stopped_with_a_finding() {
-    let (out, _dir) = run_job(30, "30", &["--memory-limit", "20GiB", "--enforce"]);
+    let (out, dir) = run_job(30, "30", &["--memory-limit", "20GiB", "--enforce"]);
     let stderr = text(&out.stderr);
     // Python dies of the SIGTERM: the shell's 128 + 15.
     assert_eq!(out.status.code(), Some(143), "{stderr}");
@@ -127,7 +127,7 @@ fn a_job_over_its_budget_is_stopped_with_a_finding() {
         &format!(" {} ms after", ms.unwrap_or_default()),
         " [N] ms after",
     );
-    let pid = std::fs::read_to_string(_dir.path().join("job.pid")).unwrap();
+    let pid = std::fs::read_to_string(dir.path().join("job.pid")).unwrap();
     let block = block.replace(&format!("process {pid} "), "process [PID] ");
     insta::assert_snapshot!("run_enforced_findings", block);
 }

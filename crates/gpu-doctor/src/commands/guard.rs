@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: GuardArgs) -> anyhow::Result<ExitStatus> {
         Hinted::new(e.to_string(), hint)
     })?;
     let euid = gpu_doctor_guard::proc::effective_uid();
-    let guard_uid = match args.as_uid {
+    let deciding_uid = match args.as_uid {
         Some(uid) if euid != 0 && uid != euid => {
             return Err(Hinted::new(
                 format!("--as-uid {uid}: only root may decide as another user"),
@@ -107,10 +107,11 @@ pub fn run(ctx: &Context, args: GuardArgs) -> anyhow::Result<ExitStatus> {
         config: &config,
         proc: &proc,
         accounts: &accounts,
-        guard_uid,
+        deciding_uid,
         dry_run: args.dry_run,
         in_flight: BTreeMap::new(),
         warned: BTreeSet::new(),
+        failed: BTreeSet::new(),
     };
     let mut first = true;
     loop {
@@ -171,12 +172,15 @@ struct Guard<'a> {
     config: &'a Config,
     proc: &'a ProcRoot,
     accounts: &'a Accounts,
-    guard_uid: u32,
+    deciding_uid: u32,
     dry_run: bool,
     /// Stops under way, by (pid, start time).
     in_flight: BTreeMap<(u32, u64), InFlight>,
     /// Warnings already given, so a process over budget for an hour is one line, not 720.
     warned: BTreeSet<(u32, u64, u32)>,
+    /// Stops that could not be carried out (no permission, a process stuck in the driver):
+    /// not tried again every round.
+    failed: BTreeSet<(u32, u64)>,
 }
 
 impl Guard<'_> {
@@ -194,7 +198,7 @@ impl Guard<'_> {
             sample,
             &self.owners(sample),
             self.accounts,
-            self.guard_uid,
+            self.deciding_uid,
         )
     }
 
@@ -211,7 +215,7 @@ impl Guard<'_> {
         self.warned.retain(|k| live.contains(k));
         for v in verdicts.iter().cloned() {
             let key = (v.pid.0, v.start_time);
-            if self.in_flight.contains_key(&key) {
+            if self.in_flight.contains_key(&key) || self.failed.contains(&key) {
                 continue;
             }
             log_decision(&v, self.dry_run);
@@ -262,6 +266,9 @@ impl Guard<'_> {
                     f.verdict.gpu,
                     outcome.describe()
                 );
+                if matches!(outcome, StopOutcome::Failed { .. }) {
+                    self.failed.insert(*key);
+                }
                 findings.push(guard_finding(&f.verdict, Some(&outcome)));
                 done.push(*key);
             }
