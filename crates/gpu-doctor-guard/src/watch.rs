@@ -69,10 +69,13 @@ pub struct BudgetWatch {
     limit_bytes: u64,
     grace: Duration,
     proc: ProcRoot,
-    warned: BTreeSet<GpuIndex>,
+    /// (GPU, the lowest pid over budget there): one warning per GPU per attempt.
+    warned: BTreeSet<(GpuIndex, u32)>,
     peak: BTreeMap<GpuIndex, u64>,
     findings: Vec<Finding>,
-    stopped: bool,
+    /// Every pid a stop was sent for: a retried attempt has new pids and is held to the
+    /// budget again, while the stopped one is not signalled twice.
+    stopped_pids: BTreeSet<u32>,
 }
 
 impl BudgetWatch {
@@ -86,7 +89,7 @@ impl BudgetWatch {
             warned: BTreeSet::new(),
             peak: BTreeMap::new(),
             findings: Vec::new(),
-            stopped: false,
+            stopped_pids: BTreeSet::new(),
         }
     }
 
@@ -115,8 +118,55 @@ impl BudgetWatch {
 
     /// Looks at one sample. Over budget on several GPUs, the one most over is reported.
     pub fn observe(&mut self, sample: &Sample) -> Step {
-        let job = self.job_pids();
+        let job = self.members(sample);
         self.observe_pids(&job, sample)
+    }
+
+    /// The sample's processes that belong to the job. Only the few processes on the GPUs
+    /// are looked up (their ancestry, and their process group's leader's), not all of
+    /// `/proc`, so watching costs the same on a machine with thousands of processes.
+    pub fn members(&self, sample: &Sample) -> BTreeSet<u32> {
+        sample
+            .processes
+            .iter()
+            .map(|p| p.pid.0)
+            .filter(|&pid| self.in_job(pid))
+            .collect()
+    }
+
+    fn in_job(&self, pid: u32) -> bool {
+        let (root, root_counts) = match self.root {
+            JobRoot::Process(p) => (p, true),
+            JobRoot::ChildrenOf(p) => (p, false),
+        };
+        if pid == root {
+            return root_counts;
+        }
+        if self.descends_from(pid, root) {
+            return true;
+        }
+        // Re-parented to init, but still in a process group the job leads.
+        self.proc.stat(pid).is_some_and(|s| {
+            s.pgrp != pid && ((s.pgrp == root && root_counts) || self.descends_from(s.pgrp, root))
+        })
+    }
+
+    /// Whether `ancestor` is a parent, grandparent, ... of `pid`.
+    fn descends_from(&self, mut pid: u32, ancestor: u32) -> bool {
+        // Process trees are shallow; the bound only guards against a /proc that lies.
+        for _ in 0..4096 {
+            let Some(stat) = self.proc.stat(pid) else {
+                return false;
+            };
+            if stat.ppid == ancestor {
+                return true;
+            }
+            if stat.ppid <= 1 {
+                return false;
+            }
+            pid = stat.ppid;
+        }
+        false
     }
 
     /// [`BudgetWatch::observe`] with the job's pids given (pure; for tests and callers that
@@ -134,7 +184,8 @@ impl BudgetWatch {
         else {
             return Step::Within;
         };
-        let new_finding = self.warned.insert(gpu).then(|| {
+        let first = pids.iter().copied().min().unwrap_or_default();
+        let new_finding = self.warned.insert((gpu, first)).then(|| {
             let f = findings::budget_exceeded(gpu, used, self.limit_bytes, &pids);
             self.findings.push(f.clone());
             f
@@ -147,13 +198,19 @@ impl BudgetWatch {
         }
     }
 
-    /// Stops the job (once): each process group it leads is sent SIGTERM, given the grace
-    /// period, then SIGKILL. Returns the GD591 finding.
+    /// Whether a stop for these pids would be the first: none of them was stopped before.
+    pub fn is_new(&self, pids: &[u32]) -> bool {
+        pids.iter().any(|p| !self.stopped_pids.contains(p))
+    }
+
+    /// Stops the job, once per attempt: each process group it leads is sent SIGTERM, given
+    /// the grace period, then SIGKILL. Returns the GD591 finding (`None` when these pids
+    /// were already stopped).
     pub fn enforce_now(&mut self, gpu: GpuIndex, used: u64, pids: &[u32]) -> Option<Finding> {
-        if self.stopped {
+        if !self.is_new(pids) {
             return None;
         }
-        self.stopped = true;
+        self.stopped_pids.extend(pids.iter().copied());
         let leaders: Vec<u32> = match self.root {
             JobRoot::Process(pid) => vec![pid],
             JobRoot::ChildrenOf(me) => self
@@ -179,16 +236,9 @@ impl BudgetWatch {
         Some(f)
     }
 
-    /// Allows another stop and fresh warnings: `run` calls it between attempts, when none
-    /// of the job's processes is left, so a retried job is held to its budget too.
-    pub fn rearm(&mut self) {
-        self.stopped = false;
-        self.warned.clear();
-    }
-
     /// Whether the job was stopped for its budget.
     pub fn stopped(&self) -> bool {
-        self.stopped
+        !self.stopped_pids.is_empty()
     }
 
     /// The most the job held on each GPU while watched.
@@ -233,7 +283,6 @@ impl BudgetThread {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let handle = std::thread::spawn(move || {
-            let mut seen_job = false;
             while !flag.load(Ordering::Relaxed) {
                 let sample = match source.sample() {
                     Ok(s) => Some(s),
@@ -244,26 +293,17 @@ impl BudgetThread {
                 };
                 let _ = source.drain_events();
                 if let Some(sample) = sample {
-                    let job = watch.job_pids();
-                    if job.is_empty() {
-                        if seen_job {
-                            watch.rearm();
-                            seen_job = false;
-                        }
-                    } else {
-                        seen_job = true;
-                    }
                     if let Step::Over {
                         gpu,
                         used,
                         pids,
                         new_finding,
-                    } = watch.observe_pids(&job, &sample)
+                    } = watch.observe(&sample)
                     {
                         if let Some(f) = new_finding {
                             eprintln!("gpu-doctor: over budget: {}", f.message);
                         }
-                        if enforce && !watch.stopped() {
+                        if enforce && watch.is_new(&pids) {
                             eprintln!(
                                 "gpu-doctor: stopping the job (SIGTERM, then SIGKILL after {} s)",
                                 watch.grace.as_secs_f64()
@@ -343,6 +383,42 @@ mod tests {
         );
         assert_eq!(u[&GpuIndex(0)], (11 * GIB, vec![10, 11]));
         assert_eq!(u[&GpuIndex(1)], (2 * GIB, vec![11]));
+    }
+
+    #[test]
+    fn members_are_found_by_ancestry_and_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        for (pid, ppid, pgrp) in [
+            (10, 1, 10),
+            (11, 10, 11),
+            (12, 11, 11),
+            (13, 1, 11),
+            (20, 1, 20),
+        ] {
+            let d = dir.path().join(pid.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("stat"),
+                format!("{pid} (x) S {ppid} {pgrp} 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {pid}00 0"),
+            )
+            .unwrap();
+        }
+        let s = sample(&[
+            (10, 0, 1),
+            (11, 0, 1),
+            (12, 0, 1),
+            (13, 0, 1),
+            (20, 0, 1),
+            (99, 0, 1),
+        ]);
+        let run = BudgetWatch::new(JobRoot::ChildrenOf(10), GIB, Duration::ZERO)
+            .with_proc(ProcRoot::new(dir.path()));
+        // The job's child, its grandchild, and a re-parented member of the child's group;
+        // not gpu-doctor itself, nor an unrelated process, nor one /proc does not show.
+        assert_eq!(run.members(&s), BTreeSet::from([11, 12, 13]));
+        let tree = BudgetWatch::new(JobRoot::Process(11), GIB, Duration::ZERO)
+            .with_proc(ProcRoot::new(dir.path()));
+        assert_eq!(tree.members(&s), BTreeSet::from([11, 12, 13]));
     }
 
     #[test]
