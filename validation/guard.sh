@@ -14,7 +14,8 @@
 #              20 GiB in NVML and stops it (SIGTERM, grace, SIGKILL) with finding GD591.
 #              `steady` must still be alive after a and b (its heartbeat file), then is ended.
 #   c          a JAX job under `run --memory-limit 8GiB`: memory_stats() shows bytes_limit at
-#              the budget, and 12 GiB more is refused (XLA_PYTHON_CLIENT_MEM_FRACTION).
+#              the budget less the context allowance (about 7.2 GiB), and 12 GiB more is
+#              refused (XLA_PYTHON_CLIENT_MEM_FRACTION).
 #   d          `guard --dry-run --once` and then `guard --once` with a budget file while a job
 #              of user `nobody` holds 6 GiB on GPU 0 (root's processes are never touched,
 #              so the job runs as nobody); the real guard stops it.
@@ -148,7 +149,7 @@ if [ "$HAVE_LIMIT" = 1 ]; then
   step c_jax 60 "${RUN[@]}" --memory-limit 8GiB --report "$D/c_jax.report.json" \
     --run-dir "$D/runs/jax" -- "$PY" "$V/jax_job.py" 2 12
 else
-  step c_jax 60 env XLA_PYTHON_CLIENT_MEM_FRACTION=0.056 XLA_PYTHON_CLIENT_PREALLOCATE=false \
+  step c_jax 60 env XLA_PYTHON_CLIENT_MEM_FRACTION=0.051 XLA_PYTHON_CLIENT_PREALLOCATE=false \
     "$PY" "$V/jax_job.py" 2 12
 fi
 

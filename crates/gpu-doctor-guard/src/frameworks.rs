@@ -1,5 +1,8 @@
 //! Telling a job's framework its memory budget, through the environment it starts with.
 //!
+//! The fractions are of the budget less [`CONTEXT_ALLOWANCE_BYTES`] (what NVML counts beyond
+//! the allocators); the MPS limit is the whole budget.
+//!
 //! | framework | how | what it does |
 //! |---|---|---|
 //! | `PyTorch` | `GPU_DOCTOR_MEMORY_FRACTION`, read by gpu-doctor's Python hook, which calls `torch.cuda.set_per_process_memory_fraction(f, d)` for every visible device | the caching allocator raises an out-of-memory error past the budget |
@@ -25,11 +28,21 @@ pub const JAX_PREALLOCATE_VAR: &str = "XLA_PYTHON_CLIENT_PREALLOCATE";
 pub const TF_GROWTH_VAR: &str = "TF_FORCE_GPU_ALLOW_GROWTH";
 pub const MPS_LIMIT_VAR: &str = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
 
-/// The budget as a fraction of a GPU, rounded down to three decimals so that a framework
-/// that rounds it does not end up above the budget. `None` when the total is unknown.
+/// What NVML counts for a process beyond its framework's allocator: the CUDA context, and
+/// cuBLAS/cuDNN handles. On an H200 with PyTorch 2.11 a process with 120.00 GiB allocated
+/// holds 120.51 GiB (`testdata/h200/err-oom.txt`); 768 MiB leaves room for the libraries'
+/// handles. The allocators are given the budget less this, so a job that keeps to its
+/// allocator's limit also keeps to its budget as NVML (and the watch) counts it.
+pub const CONTEXT_ALLOWANCE_BYTES: u64 = 768 << 20;
+
+/// The budget as a fraction of a GPU for the frameworks' allocators: the budget less the
+/// context allowance (at most a quarter of a small budget), rounded down to three decimals
+/// so that a framework that rounds it does not end up above the budget. `None` when the
+/// total is unknown.
 pub fn fraction(limit_bytes: u64, gpu_total_bytes: Option<u64>) -> Option<f64> {
     let total = gpu_total_bytes.filter(|&t| t > 0)?;
-    let f = (limit_bytes as f64 / total as f64).min(1.0);
+    let allocator = limit_bytes - CONTEXT_ALLOWANCE_BYTES.min(limit_bytes / 4);
+    let f = (allocator as f64 / total as f64).min(1.0);
     Some(((f * 1000.0).floor() / 1000.0).max(0.001))
 }
 
@@ -127,13 +140,16 @@ mod tests {
     #[test]
     fn a_40_gib_budget_on_an_h200() {
         let vars = framework_env(40 << 30, Some(H200), None);
-        assert_eq!(get(&vars, TORCH_FRACTION_VAR), Some("0.284"));
-        assert_eq!(get(&vars, JAX_FRACTION_VAR), Some("0.284"));
+        // (40 GiB - 768 MiB) / 140.4 GiB, rounded down.
+        assert_eq!(get(&vars, TORCH_FRACTION_VAR), Some("0.279"));
+        assert_eq!(get(&vars, JAX_FRACTION_VAR), Some("0.279"));
         assert_eq!(get(&vars, JAX_PREALLOCATE_VAR), Some("false"));
         assert_eq!(get(&vars, TF_GROWTH_VAR), Some("true"));
         assert_eq!(get(&vars, MPS_LIMIT_VAR), None);
-        // Rounded down: the fraction never allows more than the budget.
-        assert!(0.284 * H200 as f64 <= (40u64 << 30) as f64);
+        // With the context on top, the allocator's limit stays within the budget.
+        assert!(0.279 * H200 as f64 + CONTEXT_ALLOWANCE_BYTES as f64 <= (40u64 << 30) as f64);
+        // A small budget keeps three quarters for the allocator.
+        assert_eq!(fraction(1 << 30, Some(1 << 30)), Some(0.75));
     }
 
     #[test]
@@ -156,12 +172,12 @@ mod tests {
     fn adapt_uses_the_jobs_spelling_and_keeps_tighter_settings() {
         let vars = framework_env(40 << 30, Some(H200), None);
         let none = adapt(vars.clone(), |_| None);
-        assert_eq!(get(&none, JAX_FRACTION_VAR), Some("0.284"));
+        assert_eq!(get(&none, JAX_FRACTION_VAR), Some("0.279"));
         let renamed = adapt(vars.clone(), |n| {
             (n == JAX_FRACTION_VAR_NEW).then(|| "0.9".into())
         });
         assert_eq!(get(&renamed, JAX_FRACTION_VAR), None);
-        assert_eq!(get(&renamed, JAX_FRACTION_VAR_NEW), Some("0.284"));
+        assert_eq!(get(&renamed, JAX_FRACTION_VAR_NEW), Some("0.279"));
         let tighter = adapt(vars, |n| {
             (n == JAX_FRACTION_VAR || n == TORCH_FRACTION_VAR).then(|| "0.1".into())
         });

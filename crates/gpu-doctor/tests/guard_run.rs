@@ -87,13 +87,14 @@ fn the_frameworks_are_told_the_budget() {
     let (out, _dir) = run_job(10, "0", &["--memory-limit", "20GiB"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    // 20 GiB of an H200's 140.4 GiB, rounded down, on both of the stand-in's devices.
+    // 20 GiB less the context allowance (768 MiB) of an H200's 140.4 GiB, rounded down, on
+    // both of the stand-in's devices.
     assert!(
-        stdout.contains("torch fractions: [(0.142, 0), (0.142, 1)]"),
+        stdout.contains("torch fractions: [(0.137, 0), (0.137, 1)]"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("XLA_PYTHON_CLIENT_MEM_FRACTION=0.142\n"),
+        stdout.contains("XLA_PYTHON_CLIENT_MEM_FRACTION=0.137\n"),
         "{stdout}"
     );
     assert!(stdout.contains("XLA_PYTHON_CLIENT_PREALLOCATE=false\n"));
