@@ -2,7 +2,7 @@
 # The whole GPU validation in one call on the device machine: area scripts run in parallel
 # streams (each pinned to a GPU where it allocates memory) under per-script time limits, then
 # everything under $OUT is packed into one archive (the device tool returns at most 8 files).
-#   OUT=/tmp/out validation/all.sh
+#   OUT=/tmp/out validation/all.sh   (then: cat $OUT/results.tgz.* | tar -xzf -)
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT}"
@@ -42,7 +42,7 @@ BUDGET=${BUDGET:-540}
 # pattern briefly fills that GPU. `explain` needs no GPU and is validated on the fixtures.
 stream A 110 "$G1" validation/history.sh :: 80 "$G1" validation/status.sh :: 20 "$G1" validation/nvml.sh :: 50 "$G1" validation/check.sh :: 70 "$G1" validation/serve.sh :: 60 "$G1" bench/watch/run.sh &
 PA=$!
-stream B 150 "$G1" validation/sanitize.sh :: 130 "$G1" validation/guard.sh &
+stream B 170 "$G1" validation/sanitize.sh :: 130 "$G1" validation/guard.sh &
 PB=$!
 stream C 150 "$G1" validation/fit.sh :: 300 "$G1" validation/snapshot.sh &
 PC=$!
@@ -54,8 +54,11 @@ END=$((SECONDS + BUDGET))
 while [ $SECONDS -lt $END ] && any_alive $PA $PB $PC $PD; do sleep 2; done
 any_alive $PA $PB $PC $PD && echo "budget of $BUDGET s reached; packing what is there" >>"$RESULTS/streams.txt"
 nvidia-smi >"$RESULTS/smi-end.txt" 2>&1
-find "$RESULTS" -name '*.pickle' -size +2M -delete
 find "$RESULTS" \( -name '*-wal' -o -name '*-shm' \) -delete
-tar -C "$DEST" -czf "$DEST/results.tar.gz" results 2>/dev/null
+# The device tool returns files of at most 16 MiB: list and drop big files (checkpoints, large
+# snapshots), then split the archive.
+find "$RESULTS" -type f -size +3M -printf "%s %p\n" >"$DEST/big-files.txt"
+find "$RESULTS" -type f -size +3M -delete
+tar -C "$DEST" -czf - results | split -b 15M - "$DEST/results.tgz."
 rm -rf "$RESULTS"
 ls -la "$DEST"

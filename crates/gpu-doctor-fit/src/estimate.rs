@@ -486,7 +486,11 @@ fn infer(m: &ModelSpec, st: &Settings) -> Estimate {
     }
     // T5's decoder caches only what it generated; the prompt is the encoder's input.
     let t5 = m.family == Family::T5;
-    let total = if t5 { st.new_tokens + 1 } else { seq + st.new_tokens };
+    let total = if t5 {
+        st.new_tokens + 1
+    } else {
+        seq + st.new_tokens
+    };
     let (cache_layers, kv_width) = match m.family {
         Family::T5 => (m.decoder_layers, m.heads * m.head_dim),
         _ => (m.layers, m.kv_heads * m.head_dim),

@@ -37,6 +37,8 @@ pub struct Hinted {
 }
 
 impl Hinted {
+    /// Builds the error (as an `anyhow::Error`, which is what verbs return).
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
         anyhow::Error::new(Hinted {
             message: message.into(),

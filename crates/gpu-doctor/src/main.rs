@@ -2,6 +2,9 @@
 //! verb to its module under `commands/`. Everything it does is wiring: the work lives in the
 //! library crates.
 
+// Each verb's `run` takes its parsed clap arguments by value: they are owned by the call.
+#![allow(clippy::needless_pass_by_value)]
+
 mod commands;
 mod exit;
 mod printer;

@@ -139,6 +139,8 @@ fn y_range(chart: &Chart) -> (f64, f64) {
     (0.0, if max > 0.0 { max * 1.05 } else { 1.0 })
 }
 
+// Chart geometry reads best with the short names of the drawing: w, h, x, y.
+#[allow(clippy::many_single_char_names)]
 fn svg(chart: &Chart, t0: u64, t1: u64, alerts: &[Alert]) -> String {
     let (w, h, left, right, top, bottom) = (900.0, 200.0, 70.0, 10.0, 24.0, 28.0);
     let span = (t1.saturating_sub(t0)).max(1) as f64;
@@ -148,11 +150,11 @@ fn svg(chart: &Chart, t0: u64, t1: u64, alerts: &[Alert]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"##
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
     );
     let _ = write!(
         s,
-        r##"<text x="{left}" y="15" font-weight="bold">{}</text>"##,
+        r#"<text x="{left}" y="15" font-weight="bold">{}</text>"#,
         escape(&chart.title)
     );
     for i in 0..=4 {
@@ -169,7 +171,7 @@ fn svg(chart: &Chart, t0: u64, t1: u64, alerts: &[Alert]) -> String {
     }
     let _ = write!(
         s,
-        r##"<text x="{left}" y="{}">0 s</text><text x="{}" y="{}" text-anchor="end">{:.0} s</text>"##,
+        r#"<text x="{left}" y="{}">0 s</text><text x="{}" y="{}" text-anchor="end">{:.0} s</text>"#,
         h - 8.0,
         w - right,
         h - 8.0,
@@ -201,7 +203,7 @@ fn svg(chart: &Chart, t0: u64, t1: u64, alerts: &[Alert]) -> String {
         }
         let _ = write!(
             s,
-            r##"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="{}" fill="{}" text-anchor="end">{}</text>"##,
+            r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="{}" fill="{}" text-anchor="end">{}</text>"#,
             line.color,
             w - right,
             15.0 + 12.0 * i as f64,

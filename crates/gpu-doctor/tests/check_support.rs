@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::fmt::Write as _;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -80,9 +81,10 @@ pub fn build(root: &Path, m: &Machine) -> String {
         for name in ["libnvidia-ml", "libcuda"] {
             write(&lib.join(format!("{name}.so.{v}")), "ELF");
             symlink(format!("{name}.so.{v}"), lib.join(format!("{name}.so.1"))).unwrap();
-            ld.push_str(&format!(
-                "\t{name}.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/{name}.so.1\n"
-            ));
+            let _ = writeln!(
+                ld,
+                "\t{name}.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/{name}.so.1"
+            );
         }
     }
     if m.stub_toolkit {

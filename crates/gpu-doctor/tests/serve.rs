@@ -150,7 +150,7 @@ fn serves_a_replay_and_stays_healthy_after_it_ends() {
         "{metrics}"
     );
     // Three samples at 200 ms, then the last stands.
-    std::thread::sleep(Duration::from_millis(1000));
+    std::thread::sleep(Duration::from_secs(1));
     let (status, body) = get(&s.addr, "/healthz");
     assert_eq!(status, 200, "{body}");
     let (_, metrics) = get(&s.addr, "/metrics");

@@ -11,10 +11,21 @@ fn stdout(out: &std::process::Output) -> String {
 
 #[test]
 fn one_gpu_with_a_process() {
-    let out = with_scenario("one-gpu-busy").arg("status").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = with_scenario("one-gpu-busy")
+        .arg("status")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     insta::assert_snapshot!("status_one_gpu_busy", stdout(&out));
-    let out = with_scenario("one-gpu-busy").args(["status", "--json"]).output().unwrap();
+    let out = with_scenario("one-gpu-busy")
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
     let mut json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     settle_json(&mut json);
     insta::assert_json_snapshot!("status_one_gpu_busy_json", json);
@@ -23,14 +34,27 @@ fn one_gpu_with_a_process() {
 #[test]
 fn eight_gpus() {
     let out = with_scenario("eight-gpus").arg("status").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     insta::assert_snapshot!("status_eight_gpus", stdout(&out));
 }
 
 #[test]
 fn unsupported_readings_are_absent_not_zero() {
-    let out = with_scenario("unsupported").args(["status", "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = with_scenario("unsupported")
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let device = &json["devices"][0];
     let absent: Vec<&str> = device
@@ -40,7 +64,10 @@ fn unsupported_readings_are_absent_not_zero() {
         .filter(|(_, v)| v.get("absent").is_some())
         .map(|(k, _)| k.as_str())
         .collect();
-    assert!(absent.len() >= 5, "expected several absent readings, got {absent:?}");
+    assert!(
+        absent.len() >= 5,
+        "expected several absent readings, got {absent:?}"
+    );
     for key in &absent {
         assert_ne!(device[key], serde_json::json!(0), "{key}");
     }
@@ -52,7 +79,8 @@ fn unsupported_readings_are_absent_not_zero() {
 fn health_problems_are_in_words() {
     // testdata/env/nvml-faults.json: uncorrectable ECC, a pending remap, HW thermal
     // slowdown and a link trained at x8, all from the first sample.
-    let faults = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/env/nvml-faults.json");
+    let faults = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/env/nvml-faults.json");
     let out = with_scenario("one-gpu-idle")
         .env("FAKE_NVML_SCENARIO", faults)
         .arg("status")
@@ -73,8 +101,16 @@ fn no_driver_is_one_clear_error() {
     let err = String::from_utf8(out.stderr).unwrap();
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
-    assert!(lines[0].starts_with("error: could not load the NVIDIA driver library (/nonexistent/libnvidia-ml.so.1)"), "{err}");
-    assert!(lines[1].starts_with("hint: install the NVIDIA driver"), "{err}");
+    assert!(
+        lines[0].starts_with(
+            "error: could not load the NVIDIA driver library (/nonexistent/libnvidia-ml.so.1)"
+        ),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("hint: install the NVIDIA driver"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -86,18 +122,30 @@ fn record_then_replay_round_trips() {
         .arg(&rec)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&rec).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines[0]["type"], "header");
     let samples: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "sample").collect();
     assert_eq!(samples.len(), 6);
     // GPU 1 falls off the bus mid-run; GPU 0 keeps reporting.
     let last = samples.last().unwrap();
     assert_eq!(last["devices"][1]["state"], "lost", "{last}");
-    assert!(last["devices"][0]["memory_used_bytes"].is_number(), "{last}");
     assert!(
-        lines.iter().any(|l| l["type"] == "event" && l["event"] == "device_lost"),
+        last["devices"][0]["memory_used_bytes"].is_number(),
+        "{last}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "event" && l["event"] == "device_lost"),
         "a device_lost event is recorded"
     );
     // Replaying every sample gives back what was recorded.
@@ -115,7 +163,12 @@ fn record_then_replay_round_trips() {
     for (r, s) in replayed.iter().zip(&samples) {
         assert_eq!(r["timestamp_ms"], s["timestamp_ms"]);
         assert_eq!(r["processes"], s["processes"]);
-        for (rd, sd) in r["devices"].as_array().unwrap().iter().zip(s["devices"].as_array().unwrap()) {
+        for (rd, sd) in r["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(s["devices"].as_array().unwrap())
+        {
             assert_eq!(rd["memory_used_bytes"], sd["memory_used_bytes"]);
             assert_eq!(rd["state"], sd["state"]);
         }
@@ -137,14 +190,23 @@ fn processes_come_and_go_in_a_recording() {
         .arg(&rec)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&rec).unwrap();
     let events: Vec<String> = text
         .lines()
         .filter(|l| l.contains("\"type\":\"event\""))
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            format!("gpu {} {} {}", v["gpu"], v["event"], v.get("pid").map(ToString::to_string).unwrap_or_default())
+            format!(
+                "gpu {} {} {}",
+                v["gpu"],
+                v["event"],
+                v.get("pid").map(ToString::to_string).unwrap_or_default()
+            )
         })
         .collect();
     insta::assert_snapshot!("eight_gpus_events", events.join("\n"));
@@ -170,10 +232,7 @@ fn a_truncated_recording_names_the_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("line 4: the last line is cut short"),
-        "{err}"
-    );
+    assert!(err.contains("line 4: the last line is cut short"), "{err}");
     let out = bin()
         .args(["status", "--source", "replay:/nonexistent.ndjson"])
         .output()
@@ -216,5 +275,8 @@ fn the_store_survives_kill_9_losing_at_most_the_last_second() {
         killed_at - until
     );
     let samples = json["gpus"][0]["samples"].as_u64().unwrap();
-    assert!(samples >= 60, "only {samples} samples survived 3.5 s at 50 Hz");
+    assert!(
+        samples >= 60,
+        "only {samples} samples survived 3.5 s at 50 Hz"
+    );
 }

@@ -194,7 +194,7 @@ fn mann_kendall_z(series: &[(f64, f64)]) -> f64 {
     let mut tie_term = 0.0;
     let mut run = 1usize;
     for w in 1..=values.len() {
-        if w < values.len() && values[w] == values[w - 1] {
+        if w < values.len() && values[w].total_cmp(&values[w - 1]).is_eq() {
             run += 1;
         } else {
             let t = run as f64;

@@ -118,7 +118,10 @@ struct Target {
     max_batch: Option<u64>,
 }
 
-fn fit_error(e: FitError) -> anyhow::Error {
+/// A GPU to check against: (local index, name, where the figure came from, free bytes).
+type GpuTarget = (Option<u32>, String, &'static str, u64);
+
+fn fit_error(e: &FitError) -> anyhow::Error {
     let hint = e.hint();
     Hinted::new(e.to_string(), hint)
 }
@@ -178,14 +181,14 @@ fn settings_of(args: &FitArgs) -> anyhow::Result<Settings> {
 
 fn model_of(args: &FitArgs) -> anyhow::Result<ModelSpec> {
     if let Some(path) = &args.config {
-        return ModelSpec::from_config_file(path).map_err(fit_error);
+        return ModelSpec::from_config_file(path).map_err(|e| fit_error(&e));
     }
     let params = args
         .params
         .as_deref()
         .map(parse_count)
         .transpose()
-        .map_err(fit_error)?;
+        .map_err(|e| fit_error(&e))?;
     ModelSpec::from_shape(&ShapeArgs {
         params,
         layers: args.layers,
@@ -195,15 +198,12 @@ fn model_of(args: &FitArgs) -> anyhow::Result<ModelSpec> {
         vocab: args.vocab,
         intermediate: args.intermediate,
     })
-    .map_err(fit_error)
+    .map_err(|e| fit_error(&e))
 }
 
 /// The budgets to check: the named model, else every local GPU's free memory. A missing
 /// driver is not an error: the estimate still stands, and stderr says how to name a GPU.
-fn budgets(
-    ctx: &Context,
-    args: &FitArgs,
-) -> anyhow::Result<Vec<(Option<u32>, String, &'static str, u64)>> {
+fn budgets(ctx: &Context, args: &FitArgs) -> anyhow::Result<Vec<GpuTarget>> {
     if let Some(name) = &args.gpu_model {
         let Some(g) = GpuModel::find(name) else {
             return Err(Hinted::new(
@@ -309,8 +309,7 @@ pub fn run(ctx: &Context, args: FitArgs) -> anyhow::Result<ExitStatus> {
             Style { color: ctx.color },
         )
     };
-    use std::io::Write as _;
-    std::io::stdout().write_all(out.as_bytes())?;
+    std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes())?;
     Ok(if fits_somewhere {
         ExitStatus::Success
     } else {

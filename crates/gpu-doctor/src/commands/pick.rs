@@ -14,6 +14,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
+// Independent switches of a command line, not a state machine.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Args)]
 pub struct PickArgs {
     /// Least free memory a GPU must have (20GiB, 512MiB, 40GB).
@@ -60,7 +62,7 @@ fn parse_duration_ms(text: &str) -> Option<u64> {
         _ => return None,
     };
     let ms = v * mult;
-    (ms.is_finite() && ms >= 0.0 && ms < 1e12).then_some(ms as u64)
+    (ms.is_finite() && (0.0..1e12).contains(&ms)).then_some(ms as u64)
 }
 
 fn now_ms() -> u64 {

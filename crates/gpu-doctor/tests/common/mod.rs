@@ -19,12 +19,18 @@ pub fn bin() -> Command {
 pub fn fake_lib() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let deps = exe.parent().expect("deps dir");
-    for candidate in [deps.join("libfake_nvml.so"), deps.join("../libfake_nvml.so")] {
+    for candidate in [
+        deps.join("libfake_nvml.so"),
+        deps.join("../libfake_nvml.so"),
+    ] {
         if candidate.exists() {
             return candidate;
         }
     }
-    panic!("libfake_nvml.so not found next to {}; run `cargo build -p fake-nvml`", deps.display());
+    panic!(
+        "libfake_nvml.so not found next to {}; run `cargo build -p fake-nvml`",
+        deps.display()
+    );
 }
 
 pub fn scenario(name: &str) -> PathBuf {
