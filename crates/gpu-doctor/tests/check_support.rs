@@ -174,8 +174,10 @@ pub fn scrub(text: &str, dir: &Path) -> String {
     text.replace(&dir.display().to_string(), "[TMP]")
 }
 
-/// insta filters for what differs from machine to machine: timings, Python's version.
-pub const FILTERS: [(&str, &str); 5] = [
+/// insta filters for what differs from machine to machine: timings, Python's version, where
+/// the repository is checked out.
+pub const FILTERS: [(&str, &str); 6] = [
+    (r"file \S*?/testdata/", "file [REPO]/testdata/"),
     (r"\(in \d+ ms; Python probes \d+ ms\)", "(in [MS])"),
     (r"imports \(\d+ ms\)", "imports ([MS])"),
     (r"Python \d+\.\d+\.\d+", "Python [VERSION]"),
