@@ -9,7 +9,6 @@
 //! their documentation is here, so `gpu-doctor rule GD591` explains them.
 
 use crate::env::Checklist;
-use crate::registry::RuleDoc;
 use gpu_doctor_env::{EnvFacts, GpuFacts, ProbeStatus};
 use gpu_doctor_model::units::format_bytes;
 use gpu_doctor_model::{Cause, Evidence, Finding, Severity};
@@ -17,26 +16,7 @@ use gpu_doctor_model::{Cause, Evidence, Finding, Severity};
 /// A MIG instance at least this full (used over total) is a warning.
 pub const MIG_FULL_FRACTION: f64 = 0.95;
 
-macro_rules! rules {
-    ($( $ident:ident = ($code:literal, $name:literal, $cause:ident, $what:literal, $why:literal, $example:literal, $fix:literal) ),* $(,)?) => {
-        $(
-            static $ident: RuleDoc = RuleDoc {
-                code: $code,
-                name: $name,
-                cause: Some(Cause::$cause),
-                summary: $what,
-                body: concat!(
-                    "## What it does\n", $what, "\n\n## Why is this bad?\n", $why,
-                    "\n\n## Example\n```\n", $example, "\n```\n\n## How to fix\n", $fix, "\n"
-                ),
-            };
-        )*
-        /// The memory-budget, MIG and MPS rules, by code.
-        pub static RULES: &[&RuleDoc] = &[$(&$ident),*];
-    };
-}
-
-rules! {
+crate::rule_docs! {
     GD590 = ("GD590", "job-over-memory-budget", OomCapacity, "`run --memory-limit`: sums the job's own NVML per-process memory on each GPU and compares it with its budget.", "A job over its budget takes memory its neighbours on a shared GPU were promised; they fail with out-of-memory errors that are not theirs.", "warn[GD590] oom_capacity [GPU 0]: the job holds 22.0 GiB on GPU 0, over its budget of 20.0 GiB", "Lower the batch size or sequence length, or run it with a larger `--memory-limit` if the other users can spare it. See docs/guard.md."),
     GD591 = ("GD591", "job-stopped-for-memory-budget", OomCapacity, "`run --memory-limit --enforce`: stops a job over its budget (SIGTERM, grace, SIGKILL) and says what it used against what it was allowed.", "The job was ended so that the other jobs on the GPU keep the memory they were promised.", "error[GD591] oom_capacity [GPU 0]: the job was stopped: it used 22.0 GiB on GPU 0 against a budget of 20.0 GiB", "Make the job fit its budget (smaller batch, activation checkpointing) or give it a larger one."),
     GD592 = ("GD592", "process-over-user-budget", OomOtherProcess, "`guard`: adds up each user's processes on each GPU and compares the total with the budget file's rule for that user or group.", "On a shared workstation, the user over budget is the neighbour whose memory makes other users' jobs fail.", "warn[GD592] oom_other_process [GPU 0]: pid 4242 of alice on GPU 0 is over budget: it holds 18.0 GiB and alice holds 24.0 GiB in all there, against a budget of 20.0 GiB (user alice, line 2)", "The user lowers the job's memory, or runs it under `gpu-doctor run --memory-limit`, which tells PyTorch and JAX the budget."),

@@ -2,29 +2,7 @@
 //! `GD4xx` environment), in the sections every rule has, for `gpu-doctor rule CODE`. The
 //! health rules' docs live here too, so one slice registers them all.
 
-use crate::registry::RuleDoc;
-use gpu_doctor_model::Cause;
-
-macro_rules! rules {
-    ($( $ident:ident = ($code:literal, $name:literal, $cause:ident, $what:literal, $why:literal, $example:literal, $fix:literal) ),* $(,)?) => {
-        $(
-            static $ident: RuleDoc = RuleDoc {
-                code: $code,
-                name: $name,
-                cause: Some(Cause::$cause),
-                summary: $what,
-                body: concat!(
-                    "## What it does\n", $what, "\n\n## Why is this bad?\n", $why,
-                    "\n\n## Example\n```\n", $example, "\n```\n\n## How to fix\n", $fix, "\n"
-                ),
-            };
-        )*
-        /// Every rule `check` runs, by code.
-        pub static RULES: &[&RuleDoc] = &[$(&$ident),*];
-    };
-}
-
-rules! {
+crate::rule_docs! {
     GD100 = ("GD100", "ecc-uncorrectable-volatile", HwXid, "Counts uncorrectable ECC errors since the driver loaded (NVML volatile counter).", "An uncorrectable error kills the job that touched the memory and means the memory is failing.", "gpu0.ecc: 2 uncorrectable ECC errors since the driver loaded", "Drain the node, reset the GPU (`nvidia-smi -r`), run `dcgmi diag -r 3`; RMA if errors recur."),
     GD101 = ("GD101", "ecc-uncorrectable-aggregate", HwXid, "Counts uncorrectable ECC errors over the GPU's life (aggregate counter).", "Past uncorrectable errors predict new ones; more than a few is an RMA reason.", "gpu0.ecc: 5 uncorrectable ECC errors over the GPU's life", "Watch the count; run `dcgmi diag -r 3`; RMA if it keeps rising."),
     GD102 = ("GD102", "retired-pages-limit", HwXid, "Compares retired pages (pre-Ampere) with DCGM's limit of 63.", "At the limit the GPU cannot retire more bad memory and DCGM fails it.", "gpu0.retired_pages: 64 pages retired (DCGM limit 63)", "Take the GPU out of service and RMA it."),
