@@ -1,7 +1,7 @@
 //! The rules GD601–GD610: one [`Finding`] per [`Defect`], with what to do next.
 //!
-//! Pure: defects and totals in, findings out. Each rule's text lives in [`RULES`] (the
-//! `gpu-doctor rule GD6xx` documentation) and its logic in one function below.
+//! Pure: defects and totals in, findings out. Each rule's documentation (`gpu-doctor rule GD6xx`) lives in
+//! `gpu_doctor_rules::sanitize` with the other rules; its logic is one function below.
 //!
 //! Causes: memcheck's invalid accesses and hardware exceptions are `illegal_access` (the
 //! job touched memory it must not; without the sanitizer they end in
@@ -14,69 +14,6 @@ use crate::parse::{AddressProblem, Location, ReportKind, Space, short_name};
 use gpu_doctor_model::{Cause, Evidence, Finding, Severity};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// A rule's documentation: code, title, and the text `gpu-doctor rule` prints (sections
-/// "What it does", "Why is this bad?", "Example").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RuleDoc {
-    pub code: &'static str,
-    pub title: &'static str,
-    pub doc: &'static str,
-}
-
-/// Every rule this crate emits.
-pub const RULES: &[RuleDoc] = &[
-    RuleDoc {
-        code: "GD601",
-        title: "out-of-bounds device memory access",
-        doc: "## What it does\nReports memcheck's `Invalid __global__ write of size N bytes ... is out of bounds` (and the same for reads, atomics, shared and local memory), one finding per kernel, access and source line however many threads hit it.\n\n## Why is this bad?\nWithout the sanitizer the write lands in another buffer or kills the context with `cudaErrorIllegalAddress` (`an illegal memory access was encountered`), often far from the kernel at fault.\n\n## Example\n`out[i] = x;` in a grid that covers 1024 threads of a 1000-element buffer: threads 1000..1023 write past the end. Guard the store with `if (i < n)`.",
-    },
-    RuleDoc {
-        code: "GD602",
-        title: "misaligned device memory access",
-        doc: "## What it does\nReports memcheck's invalid accesses whose address `is misaligned`: an N-byte load or store at an address that is not a multiple of N.\n\n## Why is this bad?\nThe GPU faults on misaligned accesses (`cudaErrorMisalignedAddress`).\n\n## Example\n`*reinterpret_cast<float4*>(p + 1)`: a 16-byte load at a 4-byte offset. Vectorise only aligned pointers.",
-    },
-    RuleDoc {
-        code: "GD603",
-        title: "hardware exception in a kernel",
-        doc: "## What it does\nReports the exceptions memcheck names without an access (`Out-of-range Shared or Local Address`, `Illegal Instruction`, `Warp Hardware Stack Overflow`, `Malloc/Free error`).\n\n## Why is this bad?\nEach one kills the CUDA context: every later CUDA call in the process fails.\n\n## Example\nA shared array indexed past the dynamic shared memory the launch asked for.",
-    },
-    RuleDoc {
-        code: "GD604",
-        title: "shared-memory data race",
-        doc: "## What it does\nReports racecheck's hazards (`Race reported between Write access at A and Read access at B`, or `Potential RAW/WAR/WAW hazard`), one finding per pair of places.\n\n## Why is this bad?\nThe result depends on which warp runs first: wrong answers that change from run to run and GPU to GPU.\n\n## Example\n`tile[t] = in[t]; out[t] = tile[255 - t];` with no `__syncthreads()` between the store and the load.",
-    },
-    RuleDoc {
-        code: "GD605",
-        title: "read of uninitialised device memory",
-        doc: "## What it does\nReports initcheck's `Uninitialized __global__ memory read of size N bytes`.\n\n## Why is this bad?\n`cudaMalloc` (and `torch.empty`) return memory holding whatever was there before: results depend on earlier jobs.\n\n## Example\n`cudaMalloc(&in, bytes)` then a kernel that reads `in` before anything wrote it. `cudaMemset` it, or write it first.",
-    },
-    RuleDoc {
-        code: "GD606",
-        title: "barrier not reached by every thread",
-        doc: "## What it does\nReports synccheck's `Barrier error detected` (divergent threads at `__syncthreads()`/`__syncwarp()`, or invalid barrier arguments).\n\n## Why is this bad?\nA barrier that only some threads reach is undefined behaviour: hangs, or threads that pass with stale shared memory.\n\n## Example\n`if (threadIdx.x < 16) __syncthreads();`. Move the barrier out of the branch.",
-    },
-    RuleDoc {
-        code: "GD607",
-        title: "CUDA API call failed under the sanitizer",
-        doc: "## What it does\nReports `Program hit cudaErrorX (error N) due to \"...\" on CUDA API call to F`, grouped by error, call and calling frame.\n\n## Why is this bad?\nAn unchecked failing call leaves the job computing on garbage; a launch failure after a kernel defect is that defect's consequence.\n\n## Example\n`cudaMemcpy` into a pointer that was never allocated: `invalid argument`.",
-    },
-    RuleDoc {
-        code: "GD608",
-        title: "device memory leaked",
-        doc: "## What it does\nReports memcheck's `--leak-check full` output (`Leaked N bytes at 0x...`, `LEAK SUMMARY`), grouped by the frame that allocated.\n\n## Why is this bad?\nA long-running job that leaks per step runs out of memory.\n\n## Example\n`cudaMalloc` with no matching `cudaFree`.",
-    },
-    RuleDoc {
-        code: "GD609",
-        title: "compute-sanitizer could not check the job",
-        doc: "## What it does\nReports the sanitizer's own errors (`Error: Device not supported`, `No attachable process found`, internal errors).\n\n## Why is this bad?\nNo report does not mean no bug: the job was not checked.\n\n## Example\ncompute-sanitizer inside a sandbox that hides the GPU's debug interface.",
-    },
-    RuleDoc {
-        code: "GD610",
-        title: "not every report was read",
-        doc: "## What it does\nSays when compute-sanitizer counted more errors than it printed (its `--print-limit`), or when more than 256 distinct defects appeared and the rest were only counted.\n\n## Why is this bad?\nCounts and ranges in the other findings then cover only part of the run.\n\n## Example\n`ERROR SUMMARY: 16384 errors` after 100 printed reports. Run with `--print-limit 0`.",
-    },
-];
 
 /// The findings for a condensed log, most severe first, then in order of appearance.
 /// `source` names where the text came from (`compute-sanitizer`, a file name).

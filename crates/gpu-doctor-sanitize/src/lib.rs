@@ -22,7 +22,6 @@ pub mod runner;
 
 pub use condense::{Condenser, Defect, Totals};
 pub use error::SanitizeError;
-pub use findings::RULES;
 pub use parse::{Parser, Tool};
 
 use gpu_doctor_model::Finding;
