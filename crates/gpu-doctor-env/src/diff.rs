@@ -21,9 +21,10 @@ pub struct Difference {
 }
 
 /// Paths that change on their own and explain nothing.
-const NOISE: [&str; 14] = [
+const NOISE: [&str; 15] = [
     "timings_ms",
     "probe_ms",
+    "cached_at",
     "schema_version",
     "gpus.sample.timestamp_ms",
     "gpus.sample.processes",

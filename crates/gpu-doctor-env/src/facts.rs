@@ -214,6 +214,10 @@ pub struct Framework {
     pub loaded_libraries: BTreeMap<String, Vec<String>>,
     /// How long the probe interpreter took, in milliseconds.
     pub probe_ms: Option<u64>,
+    /// When this result was probed (Unix seconds), if it came from the probe cache rather
+    /// than a fresh interpreter (see `probe_cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at: Option<u64>,
 }
 
 /// A device as a framework reports it.

@@ -32,6 +32,11 @@ pub struct Host {
     pub timeout: Duration,
     /// Who asks, for the device-node permission check.
     pub identity: Identity,
+    /// Where framework probe results are kept between runs; `None` probes afresh every time
+    /// and keeps nothing.
+    pub probe_cache: Option<PathBuf>,
+    /// Probe afresh even when the cache holds a result (and keep the new one).
+    pub fresh_probes: bool,
 }
 
 /// A user and their groups.
@@ -78,6 +83,8 @@ impl Host {
             python: None,
             timeout: Duration::from_secs(20),
             identity: Identity::current(),
+            probe_cache: None,
+            fresh_probes: false,
         }
     }
 

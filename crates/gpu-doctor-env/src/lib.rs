@@ -15,6 +15,7 @@ mod host;
 mod kernel_log;
 mod libs;
 pub mod mps;
+mod probe_cache;
 mod python;
 mod system;
 mod variables;
@@ -30,6 +31,7 @@ pub use facts::{
 pub use host::{CommandOutput, Host, Identity, RunError, run_bounded};
 pub use kernel_log::{KERNEL_LOG_VAR, KernelLogProbe, MAX_XIDS, parse_xid};
 pub use libs::{LdEntry, is_stub, parse_ldconfig, version_from_name};
+pub use probe_cache::{CacheKey, MAX_AGE as PROBE_CACHE_MAX_AGE, ProbeCache};
 pub use python::PythonProbe;
 pub use system::HostProbe;
 pub use variables::{VariablesProbe, WATCHED};

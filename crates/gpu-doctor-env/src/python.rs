@@ -9,15 +9,20 @@
 //! copy does each framework load" would be wrong) and because the slowest import (often
 //! jax or tensorflow) then bounds the wall time instead of the sum. Every interpreter runs
 //! under the host's time limit.
+//!
+//! A framework that imported and computed on the GPU is kept in the host's probe cache
+//! (`probe_cache`) and reused while nothing it depends on has changed: importing torch is
+//! seconds, everything else `check` does is tens of milliseconds.
 
 use crate::Probe;
 use crate::facts::{Framework, Interpreter, ProbeStatus, PythonFacts};
 use crate::host::{Host, RunError, run_bounded};
+use crate::probe_cache::{CacheKey, ProbeCache};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 const SCRIPT: &str = include_str!("python/probe.py");
 const MARK: &str = "GPU_DOCTOR_PROBE ";
@@ -33,6 +38,9 @@ struct BaseReport {
     packages: BTreeMap<String, String>,
     #[serde(default)]
     frameworks: Vec<String>,
+    /// What the probe cache keys on (see `probe.py`).
+    #[serde(default)]
+    fingerprint: Vec<String>,
 }
 
 impl Probe for PythonProbe {
@@ -68,15 +76,37 @@ impl Probe for PythonProbe {
                 };
             }
         };
+        let cache = host.probe_cache.as_ref().map(ProbeCache::new);
         let frameworks: BTreeMap<String, Framework> = std::thread::scope(|s| {
             let handles: Vec<_> = base
                 .frameworks
                 .iter()
                 .map(|name| {
                     let python = &python;
+                    let key = CacheKey::new(
+                        host,
+                        SCRIPT,
+                        &base.interpreter.executable,
+                        name,
+                        &base.fingerprint,
+                    );
+                    let cache = cache.as_ref();
                     (
                         name.clone(),
-                        s.spawn(move || probe_framework(host, python, name)),
+                        s.spawn(move || {
+                            let now = SystemTime::now();
+                            let cached = cache
+                                .filter(|_| !host.fresh_probes)
+                                .and_then(|c| c.load(&key, now));
+                            if let Some(hit) = cached {
+                                return hit;
+                            }
+                            let fresh = probe_framework(host, python, name);
+                            if let Some(c) = cache {
+                                c.store(&key, &fresh, now);
+                            }
+                            fresh
+                        }),
                     )
                 })
                 .collect();

@@ -343,3 +343,73 @@ fn export_writes_the_environment() {
     assert_eq!(json["python"]["status"]["state"], "unavailable");
     assert_eq!(json["gpus"]["status"]["state"], "unavailable");
 }
+
+#[test]
+fn a_working_framework_is_probed_once_then_reused_until_fresh_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let ld = build(&root, &Machine::default());
+    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
+    let venv = venv(dir.path(), Some("torch-2.11.0-cu130"));
+    let imports = dir.path().join("imports.log");
+    let env = [
+        ("PATH", format!("{}/bin:/usr/bin:/bin", venv.display())),
+        ("HOME", dir.path().join("home").display().to_string()),
+        ("GPU_DOCTOR_TEST_IMPORT_LOG", imports.display().to_string()),
+    ];
+    let ld_file = dir.path().join("ld.txt");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--json",
+            "--root",
+            root.to_str().unwrap(),
+            "--ldconfig-file",
+            ld_file.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = gpu_doctor(&args, &env);
+        let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        check(&json, "torch.import")["message"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let count = || {
+        std::fs::read_to_string(&imports)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+
+    let first = run(&[]);
+    assert!(!first.contains("probe cache"), "{first}");
+    assert_eq!(count(), 1);
+    let second = run(&[]);
+    assert!(second.contains("reused from the probe cache"), "{second}");
+    assert_eq!(count(), 1, "the second check must not import torch");
+    let fresh = run(&["--fresh"]);
+    assert!(!fresh.contains("probe cache"), "{fresh}");
+    assert_eq!(count(), 2);
+    assert!(run(&[]).contains("reused from the probe cache"));
+    assert_eq!(count(), 2);
+    // A reinstalled wheel (its RECORD changes) is probed again.
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    std::fs::write(
+        site.join("torch-2.11.0+cu130.dist-info/RECORD"),
+        "torch/__init__.py\n",
+    )
+    .unwrap();
+    let after_reinstall = run(&[]);
+    assert!(
+        !after_reinstall.contains("probe cache"),
+        "{after_reinstall}"
+    );
+    assert_eq!(count(), 3);
+}

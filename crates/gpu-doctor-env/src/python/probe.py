@@ -73,6 +73,9 @@ def base():
         if d and os.path.isdir(d) and d not in seen:
             seen.append(d)
     packages = {}
+    # What changes when a wheel is installed, upgraded or shadowed: gpu-doctor keeps a
+    # framework's probe result only while this stays the same.
+    fingerprint = []
     # Reading dist-info folder names is much faster than importlib.metadata on big envs.
     for d in seen:
         try:
@@ -89,11 +92,15 @@ def base():
             key = name.lower().replace("_", "-")
             if key.startswith(("nvidia-", "torch", "tensorflow", "jax", "cupy", "triton")):
                 packages.setdefault(key, version)
+                fingerprint.append(stat_line(os.path.join(d, n, "RECORD")))
     present = []
     for fw in FRAMEWORKS:
         try:
-            if importlib.util.find_spec(fw) is not None:
+            spec = importlib.util.find_spec(fw)
+            if spec is not None:
                 present.append(fw)
+                # Where the import resolves (a folder on sys.path can shadow the wheel).
+                fingerprint.append(stat_line(spec.origin or fw))
         except Exception:
             pass
     return {
@@ -107,7 +114,16 @@ def base():
         },
         "packages": packages,
         "frameworks": present,
+        "fingerprint": sorted(fingerprint),
     }
+
+
+def stat_line(path):
+    try:
+        st = os.stat(path)
+        return "%s %d %d" % (path, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return "%s missing" % path
 
 
 def cudnn_string(v):

@@ -109,13 +109,17 @@ fn framework(name: &str, fw: &Framework, facts: &EnvFacts, ctx: &Context, list: 
         return;
     }
     let version = fw.version.clone().unwrap_or_default();
+    let how = if fw.cached_at.is_some() {
+        format!(
+            "{} ms when probed; reused from the probe cache, `check --fresh` probes again",
+            fw.probe_ms.unwrap_or(0)
+        )
+    } else {
+        format!("{} ms", fw.probe_ms.unwrap_or(0))
+    };
     list.pass(
         format!("{name}.import"),
-        format!(
-            "{} imports ({} ms)",
-            label(name, fw),
-            fw.probe_ms.unwrap_or(0)
-        ),
+        format!("{} imports ({how})", label(name, fw)),
     );
 
     // <fw>.cuda_build

@@ -8,7 +8,7 @@ use crate::commands::Context;
 use crate::exit::{ExitStatus, Hinted};
 use crate::printer::{Style, findings_json, findings_text};
 use clap::{Args, ValueEnum};
-use gpu_doctor_env::{EnvFacts, GpuFacts, Host, ProbeStatus};
+use gpu_doctor_env::{EnvFacts, GpuFacts, Host, ProbeCache, ProbeStatus};
 use gpu_doctor_rules::env::{CheckResult, CheckStatus, Report, evaluate};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -29,6 +29,12 @@ pub struct CheckArgs {
     /// The Python interpreter to probe (default: `python3` on PATH).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// Probe every framework in a fresh interpreter, ignoring (and replacing) results kept
+    /// from earlier runs. Without it, a framework that worked is reused while its wheels, the
+    /// interpreter, the CUDA variables, the driver and the boot are unchanged, for at most a
+    /// day.
+    #[arg(long)]
+    pub fresh: bool,
     /// Time limit for each framework probe, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 20.0)]
     pub timeout: f64,
@@ -111,6 +117,8 @@ fn host(args: &CheckArgs) -> anyhow::Result<Host> {
         ));
     }
     host.timeout = Duration::from_secs_f64(args.timeout);
+    host.probe_cache = ProbeCache::default_dir(&host.env);
+    host.fresh_probes = args.fresh;
     Ok(host)
 }
 
