@@ -133,7 +133,7 @@ impl ProbeCache {
         let entry: Entry = serde_json::from_str(&text).ok()?;
         let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
         let fresh = entry.probed_at <= now && now - entry.probed_at <= MAX_AGE.as_secs();
-        (entry.key == *key && fresh).then(|| Framework {
+        (entry.key == *key && fresh).then_some(Framework {
             cached_at: Some(entry.probed_at),
             ..entry.framework
         })
@@ -162,10 +162,10 @@ impl ProbeCache {
         };
         let path = self.file(key);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::create_dir_all(&self.dir).is_ok() && std::fs::write(&tmp, text).is_ok() {
-            if std::fs::rename(&tmp, &path).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
+        let written =
+            std::fs::create_dir_all(&self.dir).is_ok() && std::fs::write(&tmp, text).is_ok();
+        if written && std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
     }
 
