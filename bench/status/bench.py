@@ -16,6 +16,10 @@ import sys
 import time
 
 
+# The six fields the `--query-gpu` comparison asks nvidia-smi for.
+QUERY = "index,memory.used,memory.total,utilization.gpu,temperature.gpu,power.draw"
+
+
 def run_once(cmd):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -40,7 +44,7 @@ def peak_rss_kib(cmd):
 
 def bench_commands(binary, runs):
     commands = {
-        "nvidia-smi --query-gpu": ["nvidia-smi", "--query-gpu=index,memory.used,memory.total,utilization.gpu,temperature.gpu,power.draw", "--format=csv,noheader"],
+        "nvidia-smi --query-gpu": ["nvidia-smi", "--query-gpu=" + QUERY, "--format=csv,noheader"],
         "nvidia-smi": ["nvidia-smi"],
         "gpu-doctor status": [binary, "status", "--color", "never"],
         "gpu-doctor status --json": [binary, "status", "--json"],
@@ -72,26 +76,79 @@ def proc_hwm_kib(pid):
     return 0
 
 
-def bench_recorder(binary, seconds, gpus):
-    out = "/tmp/gpu-doctor-bench-record.ndjson"
-    proc = subprocess.Popen([binary, "record", "-o", out, "--interval", "100ms", "--duration", f"{seconds}s"],
-                            stderr=subprocess.DEVNULL)
+def smaps(pid):
+    """Rss/Pss split from smaps_rollup, and the mappings holding the most RSS."""
+    rollup = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                rollup[parts[0].rstrip(":")] = int(parts[1])
+    by_map = {}
+    name = None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if not head[0].endswith(":") and "-" in head[0]:
+                name = head[5] if len(head) > 5 else "[anon]"
+            elif head[0] == "Rss:":
+                by_map[name] = by_map.get(name, 0) + int(head[1])
+    top = sorted(by_map.items(), key=lambda kv: -kv[1])[:8]
+    return rollup, top
+
+
+def bench_loop(name, cmd, seconds, gpus, out=None):
+    """Runs a 10 Hz sampling loop for `seconds`: CPU share, peak and steady RSS, and where the
+    resident memory is (smaps), measured the same way for gpu-doctor and its peer."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)  # past start-up (driver load), then measure the steady state
     cpu0, t0 = proc_cpu_seconds(proc.pid), time.perf_counter()
     time.sleep(seconds - 2.0)
     cpu1, t1 = proc_cpu_seconds(proc.pid), time.perf_counter()
     hwm = proc_hwm_kib(proc.pid)
+    rollup, top = smaps(proc.pid)
+    if out is None:
+        proc.terminate()
     proc.wait()
     share = (cpu1 - cpu0) / (t1 - t0) * 100
-    with open(out) as f:
-        lines = sum(1 for _ in f)
-    size = os.path.getsize(out)
-    os.remove(out)
-    print(f"recorder at 10 Hz over {seconds}s: {share:.3f} % of one core in total, "
+    print(f"{name} at 10 Hz over {seconds}s: {share:.3f} % of one core in total, "
           f"{share/max(gpus,1):.3f} % per GPU ({gpus} GPU), peak RSS {hwm/1024:.1f} MiB, "
-          f"{lines} lines, {size/lines:.0f} bytes/line")
-    per_sample_ms = (cpu1 - cpu0) / ((t1 - t0) * 10) * 1e3
-    print(f"CPU per full sample: {per_sample_ms:.3f} ms ({per_sample_ms/max(gpus,1):.3f} ms per GPU)")
+          f"RSS now {rollup.get('Rss', 0)/1024:.1f} MiB (PSS {rollup.get('Pss', 0)/1024:.1f}, "
+          f"anonymous {rollup.get('Anonymous', 0)/1024:.1f}, file-backed "
+          f"{(rollup.get('Rss', 0) - rollup.get('Anonymous', 0))/1024:.1f}, "
+          f"private dirty {rollup.get('Private_Dirty', 0)/1024:.1f})")
+    print("  largest mappings (RSS KiB): " + ", ".join(f"{os.path.basename(n)} {kb}" for n, kb in top))
+    if out is not None:
+        with open(out) as f:
+            lines = sum(1 for _ in f)
+        size = os.path.getsize(out)
+        os.remove(out)
+        print(f"  {lines} lines, {size/max(lines,1):.0f} bytes/line")
+        per_sample_ms = (cpu1 - cpu0) / ((t1 - t0) * 10) * 1e3
+        print(f"  CPU per full sample: {per_sample_ms:.3f} ms ({per_sample_ms/max(gpus,1):.3f} ms per GPU)")
+
+
+def bench_recorder(binary, seconds, gpus):
+    out = "/tmp/gpu-doctor-bench-record.ndjson"
+    bench_loop("gpu-doctor record", [binary, "record", "-o", out, "--interval", "100ms",
+                                     "--duration", f"{seconds}s"], seconds, gpus, out)
+    # The peer: nvidia-smi's own 10 Hz loop over the same NVML library.
+    bench_loop("nvidia-smi -lms 100", ["nvidia-smi", "--query-gpu=" + QUERY, "--format=csv",
+                                       "-lms", "100"], seconds, gpus)
+
+
+def bench_phases(probe, runs):
+    """Where a one-shot command's time goes: nvml-probe's phase timings, medians over runs."""
+    import json
+
+    keys = ("init_us", "open_us", "sample_us", "drain_us", "close_us")
+    got = {k: [] for k in keys}
+    for _ in range(runs):
+        doc = json.loads(subprocess.run([probe, "--timing"], capture_output=True, text=True).stdout)
+        step = doc["steps"][0]
+        for k in keys:
+            got[k].append(doc.get(k, step.get(k, 0)))
+    print("NVML phases (median us): " + ", ".join(f"{k[:-3]} {statistics.median(v):.0f}" for k, v in got.items()))
 
 
 def main():
@@ -99,9 +156,12 @@ def main():
     p.add_argument("--bin", default="target/release/gpu-doctor")
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--record-seconds", type=int, default=30)
+    p.add_argument("--probe", help="nvml-probe binary: also print where the time goes")
     a = p.parse_args()
     gpus = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU "))
     bench_commands(a.bin, a.runs)
+    if a.probe:
+        bench_phases(a.probe, a.runs)
     print()
     bench_recorder(a.bin, a.record_seconds, gpus)
 

@@ -1,8 +1,10 @@
 //! [`NvmlSource`]: live GPU state through nvml-wrapper. The only crate that touches the
 //! driver.
 //!
-//! NVML is loaded and initialised once in [`NvmlSource::open`]; device handles, static facts
-//! (the [`Inventory`]) and the Xid/ECC event set are made there and kept. Each
+//! NVML is loaded and initialised once in [`NvmlSource::open`]; device handles and static
+//! facts (the [`Inventory`]) are made there and kept. The Xid/ECC event set is made by the
+//! first [`GpuSource::drain_events`], so one-shot commands (`status`, `check`, `pick`) that
+//! never drain do not pay for registering it on every GPU. Each
 //! [`GpuSource::sample`] then does one pass per device, in a fixed order, skipping any
 //! reading the device already said it does not support (a GPU does not gain a sensor
 //! mid-run) and any it already refused for lack of permission. Every reading is a
@@ -48,13 +50,23 @@ pub struct NvmlSource {
     nvml: &'static Nvml,
     devices: Vec<Dev>,
     inventory: Inventory,
-    events: Option<EventSet<'static>>,
+    events: Events,
     /// Events found while sampling (lost GPUs, processes coming and going), until drained.
     pending: Vec<GpuEvent>,
     /// (gpu, pid) of the previous sample; `None` before the first.
     previous: Option<BTreeSet<(u32, u32)>>,
     procfs: ProcFs,
     clock: Box<dyn Clock>,
+    /// How long loading the library and `nvmlInit` took (the rest of `open` is per device).
+    init_duration: std::time::Duration,
+}
+
+/// The Xid/ECC event set, made on the first `drain_events`.
+enum Events {
+    NotYet,
+    /// No device supports the events: they are simply not reported.
+    Unsupported,
+    Registered(EventSet<'static>),
 }
 
 impl NvmlSource {
@@ -66,17 +78,20 @@ impl NvmlSource {
         if let Some(path) = library {
             builder.lib_path(path.as_os_str());
         }
+        let started = std::time::Instant::now();
         let nvml = builder.init().map_err(|e| init_error(&looked_for, e))?;
+        let init_duration = started.elapsed();
         let nvml = raw::leak(nvml);
         let mut source = NvmlSource {
             nvml,
             devices: Vec::new(),
             inventory: Inventory::default(),
-            events: None,
+            events: Events::NotYet,
             pending: Vec::new(),
             previous: None,
             procfs: ProcFs::default(),
             clock: Box::new(SystemClock),
+            init_duration,
         };
         // Assigned after `source` exists so that an error below still runs `Drop`
         // (and `nvmlShutdown`).
@@ -94,7 +109,6 @@ impl NvmlSource {
             cuda_driver_version: reading(nvml.sys_cuda_driver_version()).map(format_cuda),
             devices: source.devices.iter().map(|d| d.info.clone()).collect(),
         };
-        source.events = register_events(nvml, &source.devices);
         Ok(source)
     }
 
@@ -102,6 +116,12 @@ impl NvmlSource {
     /// host `/proc` mounted into a container).
     pub fn set_procfs(&mut self, procfs: ProcFs) {
         self.procfs = procfs;
+    }
+
+    /// How long loading the library and `nvmlInit` took in [`NvmlSource::open`], for the
+    /// benchmarks: the rest of `open` is the per-device handles and static facts.
+    pub fn init_duration(&self) -> std::time::Duration {
+        self.init_duration
     }
 
     /// Takes "now" from `clock` instead of the wall clock.
@@ -113,7 +133,7 @@ impl NvmlSource {
 impl Drop for NvmlSource {
     fn drop(&mut self) {
         // Everything that borrows `nvml` goes first.
-        self.events = None;
+        self.events = Events::NotYet;
         self.devices.clear();
         // SAFETY: `nvml` came from `raw::leak` in `open`, and the event set and devices, the
         // only borrows of it, were dropped just above.
@@ -272,7 +292,11 @@ impl GpuSource for NvmlSource {
 
     fn drain_events(&mut self) -> Result<Vec<GpuEvent>, SourceError> {
         let mut out = std::mem::take(&mut self.pending);
-        let Some(set) = &self.events else {
+        if matches!(self.events, Events::NotYet) {
+            self.events = register_events(self.nvml, &self.devices)
+                .map_or(Events::Unsupported, Events::Registered);
+        }
+        let Events::Registered(set) = &self.events else {
             return Ok(out);
         };
         let timestamp_ms = self.clock.now_ms();

@@ -9,6 +9,7 @@
 
 mod error;
 mod input;
+mod memo;
 pub mod model;
 mod reader;
 

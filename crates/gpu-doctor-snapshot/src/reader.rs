@@ -22,11 +22,12 @@
 
 use crate::SnapshotError;
 use crate::input::Input;
+use crate::memo::{Memo, MemoError};
 use crate::model::{
     Action, AllocatorSettings, Annotation, Block, BlockState, Frame, FrameId, Segment, SegmentType,
     Snapshot, StackId, TraceEntry,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Read;
 use std::rc::Rc;
 
@@ -56,7 +57,7 @@ impl Default for Limits {
 
 /// A list being filled, kept typed when all its items have one type.
 #[derive(Debug, Clone, Default)]
-enum ListBuf {
+pub(crate) enum ListBuf {
     #[default]
     Empty,
     Values(Vec<Value>),
@@ -70,14 +71,14 @@ enum ListBuf {
 
 /// A torch 2.0 per-block history entry.
 #[derive(Debug, Clone)]
-struct History {
+pub(crate) struct History {
     addr: Option<u64>,
     real_size: Option<u64>,
     stack: StackId,
 }
 
 #[derive(Debug, Clone, Default)]
-enum Value {
+pub(crate) enum Value {
     #[default]
     None,
     Bool(bool),
@@ -243,7 +244,9 @@ enum SlotKind {
     List(ListBuf),
     /// Complete and typed, not yet taken by its parent.
     Ready(Value),
-    /// Complete, cheap, memoized: handed out again by copy.
+    /// Complete and cheap, taken by one parent while another reference to it is still on
+    /// the stack (a shared empty `frames` list of a segment and its blocks): handed out again
+    /// by copy until the last reference is resolved.
     Done(Value),
     Free,
 }
@@ -253,8 +256,16 @@ struct Slot {
     kind: SlotKind,
     generation: u32,
     depth: u16,
-    memoized: bool,
+    /// The memo index that refers to this container ([`NOT_MEMOIZED`] when none): when the
+    /// container moves to its parent, that memo entry becomes the finished value when it is
+    /// cheap to hand out again (a stack, a string, a tuple) and is cleared otherwise, and the
+    /// slot is reused (see `memo.rs`).
+    memo_index: usize,
+    /// References to this container on the stack, not yet resolved.
+    refs: u32,
 }
+
+const NOT_MEMOIZED: usize = usize::MAX;
 
 /// Approximate cost of one slot, one stored value, one typed entry.
 const SLOT_COST: u64 = 64;
@@ -264,13 +275,13 @@ struct Machine {
     limits: Limits,
     stack: Vec<Value>,
     marks: Vec<usize>,
-    memo: Vec<Value>,
+    memo: Memo,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
     frames: Vec<(Rc<String>, i64, Rc<String>)>,
-    frame_ids: HashMap<(Rc<String>, i64, Rc<String>), FrameId>,
+    frame_ids: FxHashMap<(Rc<String>, i64, Rc<String>), FrameId>,
     stacks: Vec<Rc<[FrameId]>>,
-    stack_ids: HashMap<Rc<[FrameId]>, StackId>,
+    stack_ids: FxHashMap<Rc<[FrameId]>, StackId>,
     retained: u64,
     offset: u64,
     legacy_history: bool,
@@ -312,13 +323,13 @@ impl Machine {
             limits,
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: Vec::new(),
+            memo: Memo::default(),
             slots: Vec::new(),
             free_slots: Vec::new(),
             frames: Vec::new(),
-            frame_ids: HashMap::new(),
+            frame_ids: FxHashMap::default(),
             stacks: vec![Rc::from(Vec::new())],
-            stack_ids: HashMap::new(),
+            stack_ids: FxHashMap::default(),
             retained: 0,
             offset: 0,
             legacy_history: false,
@@ -335,13 +346,19 @@ impl Machine {
 
     fn charge(&mut self, bytes: u64) -> R<()> {
         self.retained += bytes;
-        if self.retained > self.limits.max_retained_bytes {
+        if self.retained + self.memo.bytes() > self.limits.max_retained_bytes {
             return Err(SnapshotError::MemoryLimit {
                 offset: self.offset,
                 limit: self.limits.max_retained_bytes,
             });
         }
         Ok(())
+    }
+
+    /// Gives back what [`Machine::charge`] counted once it is dropped, so the limit bounds
+    /// what is held at once, not everything the file ever made.
+    fn refund(&mut self, bytes: u64) {
+        self.retained = self.retained.saturating_sub(bytes);
     }
 
     fn push(&mut self, v: Value) -> R<()> {
@@ -383,7 +400,8 @@ impl Machine {
             slot.kind = kind;
             slot.generation = slot.generation.wrapping_add(1);
             slot.depth = 1;
-            slot.memoized = false;
+            slot.memo_index = NOT_MEMOIZED;
+            slot.refs = 1;
             return Ok(Value::Ref(i, slot.generation));
         }
         let i =
@@ -392,7 +410,8 @@ impl Machine {
             kind,
             generation: 0,
             depth: 1,
-            memoized: false,
+            memo_index: NOT_MEMOIZED,
+            refs: 1,
         });
         Ok(Value::Ref(i, 0))
     }
@@ -429,22 +448,39 @@ impl Machine {
             return Err(stale());
         }
         let depth = slot.depth;
-        let memoized = slot.memoized;
+        let memo_index = slot.memo_index;
+        slot.refs = slot.refs.saturating_sub(1);
+        let others = slot.refs;
+        if let SlotKind::Done(v) = &slot.kind {
+            let v = v.clone();
+            if others == 0 {
+                slot.kind = SlotKind::Free;
+                self.free_slots.push(i);
+                self.refund(SLOT_COST);
+            }
+            return Ok((v, depth));
+        }
         let kind = std::mem::replace(&mut slot.kind, SlotKind::Free);
         let value = match kind {
             SlotKind::Dict(items) => self.finish_dict(items, false)?,
             SlotKind::List(list) => self.finish_list(list)?,
             SlotKind::Ready(v) => v,
-            SlotKind::Done(v) => {
-                self.slots[i as usize].kind = SlotKind::Done(v.clone());
-                return Ok((v, depth));
-            }
-            SlotKind::Free => return Err(stale()),
+            SlotKind::Done(_) | SlotKind::Free => return Err(stale()),
         };
-        if memoized && value.is_cheap() {
+        if memo_index != NOT_MEMOIZED {
+            if value.is_cheap() {
+                self.memo
+                    .set(memo_index, value.clone())
+                    .map_err(|e| self.memo_error(e, memo_index))?;
+            } else {
+                self.memo.clear(memo_index);
+            }
+        }
+        if others > 0 && value.is_cheap() {
             self.slots[i as usize].kind = SlotKind::Done(value.clone());
         } else {
             self.free_slots.push(i);
+            self.refund(SLOT_COST);
         }
         Ok((value, depth))
     }
@@ -467,7 +503,12 @@ impl Machine {
             max_depth = max_depth.max(d);
             resolved.push(v);
         }
-        self.charge(VALUE_COST * resolved.len() as u64)?;
+        // A trace entry was counted when it was typed (`finish_dict`).
+        let untyped = resolved
+            .iter()
+            .filter(|v| !matches!(v, Value::Trace(_)))
+            .count();
+        self.charge(VALUE_COST * untyped as u64)?;
         let offset = self.offset;
         let slot = self.slot_mut(target)?;
         slot.depth = slot.depth.max(max_depth.saturating_add(1));
@@ -544,38 +585,49 @@ impl Machine {
             && let Some(slot) = self.slots.get_mut(i as usize)
             && slot.generation == generation
         {
-            slot.memoized = true;
+            slot.memo_index = index;
         }
-        if index == self.memo.len() {
-            self.charge(VALUE_COST)?;
-            self.memo.push(top);
-        } else if index < self.memo.len() {
-            self.memo[index] = top;
-        } else if index - self.memo.len() < 1 << 16 {
-            self.charge(VALUE_COST * (index + 1 - self.memo.len()) as u64)?;
-            self.memo.resize(index, Value::None);
-            self.memo.push(top);
-        } else {
-            return Err(self.malformed(format!("memo index {index} is far beyond the memo")));
+        self.memo
+            .set(index, top)
+            .map_err(|e| self.memo_error(e, index))?;
+        self.charge(0)
+    }
+
+    fn memo_error(&self, e: MemoError, index: usize) -> SnapshotError {
+        match e {
+            MemoError::TooFar => {
+                self.malformed(format!("memo index {index} is far beyond the memo"))
+            }
+            MemoError::Full => self.malformed("more memoized objects than this reader keeps"),
         }
-        Ok(())
     }
 
     fn memo_get(&mut self, index: usize) -> R<()> {
-        let v = self
-            .memo
-            .get(index)
-            .cloned()
-            .ok_or_else(|| self.malformed(format!("memo index {index} was never stored")))?;
+        let Some(v) = self.memo.get(index) else {
+            return Err(self.malformed(if index < self.memo.next_index() {
+                format!(
+                    "memo index {index} refers to an object already used (not a snapshot shape)"
+                )
+            } else {
+                format!("memo index {index} was never stored")
+            }));
+        };
+        if let Value::Ref(i, generation) = v
+            && let Some(slot) = self.slots.get_mut(i as usize)
+            && slot.generation == generation
+        {
+            slot.refs = slot.refs.saturating_add(1);
+        }
         self.push(v)
     }
 
     fn string<Rd: Read>(&mut self, input: &mut Input<'_, Rd>, at: u64, len: u64) -> R<()> {
         let n = input.check_len(at, len, self.limits.max_string_bytes)?;
         self.charge(len + 32)?;
+        let memo = &mut self.memo;
         let s: Rc<String> = input.with_bytes(n, |b| match std::str::from_utf8(b) {
-            Ok(s) => Rc::new(s.to_owned()),
-            Err(_) => Rc::new(String::from_utf8_lossy(b).into_owned()),
+            Ok(s) => memo.intern(s),
+            Err(_) => memo.intern(&String::from_utf8_lossy(b)),
         })?;
         self.push(Value::Str(s))
     }
@@ -768,7 +820,7 @@ impl Machine {
                         .ok_or_else(|| self.malformed("SETITEMS without a dict"))?;
                     self.set_items(&target, items)?;
                 }
-                0x94 => self.memoize(self.memo.len())?,
+                0x94 => self.memoize(self.memo.next_index())?,
                 b'q' => {
                     let i = input.byte()?;
                     self.memoize(usize::from(i))?;
@@ -858,7 +910,11 @@ impl Machine {
 
     fn finish_list(&mut self, list: ListBuf) -> R<Value> {
         Ok(match list {
-            ListBuf::Frames(frames) => Value::Stack(self.intern_stack(frames)?),
+            ListBuf::Frames(frames) => {
+                // The list goes; an interned stack is counted in `intern_stack`.
+                self.refund(VALUE_COST * frames.len() as u64);
+                Value::Stack(self.intern_stack(frames)?)
+            }
             other => Value::List(Box::new(other)),
         })
     }
@@ -866,6 +922,8 @@ impl Machine {
     /// Types a complete dict by its keys; `eager` is true when called right after its
     /// SETITEMS (only the typed shapes are finished then).
     fn finish_dict(&mut self, mut items: Vec<(Value, Value)>, eager: bool) -> R<Value> {
+        // The pairs were counted by `set_items`; what replaces them is counted below.
+        self.refund(2 * VALUE_COST * items.len() as u64);
         let bits = key_bits(&items);
         let has = |_: &[(Value, Value)], k: u32| bits & k == k;
         if has(&items, K_FILENAME | K_NAME | K_LINE) {
@@ -875,6 +933,7 @@ impl Machine {
             return Ok(Value::Frame(self.intern_frame(filename, line, name)?));
         }
         if has(&items, K_ACTION) {
+            self.charge(std::mem::size_of::<TraceEntry>() as u64)?;
             return Ok(Value::Trace(Box::new(trace_entry(&items))));
         }
         if has(&items, K_TOTAL_SIZE) {
@@ -893,6 +952,7 @@ impl Machine {
         if !eager && has(&items, K_SETTINGS) {
             return Ok(Value::Settings(Box::new(settings(&items))));
         }
+        self.charge(2 * VALUE_COST * items.len() as u64)?;
         Ok(Value::Dict(Box::new(items)))
     }
 

@@ -8,7 +8,10 @@
 //! ```
 //!
 //! `--lib` defaults to `GPU_DOCTOR_NVML_LIB`, then the system's `libnvidia-ml.so.1`.
-//! `--timing` adds the wall time of `open` and of each sample, in microseconds.
+//! `--timing` adds wall times in microseconds: `open_us` (of which `init_us` is loading the
+//! library and `nvmlInit`, the rest the per-device handles and static facts), each step's
+//! `sample_us` and `drain_us` (the first drain registers the event set), and `close_us`
+//! (`nvmlShutdown`).
 
 use gpu_doctor_model::SCHEMA_VERSION;
 use gpu_doctor_nvml::{NvmlSource, ProcFs};
@@ -85,12 +88,16 @@ fn run(args: &Args) -> Result<Value, (String, Option<&'static str>)> {
         let t = Instant::now();
         let sample = source.sample().map_err(|e| (e.to_string(), e.hint()))?;
         let sample_us = micros(t.elapsed());
+        let t = Instant::now();
         let events = source
             .drain_events()
             .map_err(|e| (e.to_string(), e.hint()))?;
+        let drain_us = micros(t.elapsed());
         let mut step = json!({ "sample": sample, "events": events });
         if args.timing {
+            // The first drain registers the event set on every GPU.
             step["sample_us"] = json!(sample_us);
+            step["drain_us"] = json!(drain_us);
         }
         steps.push(step);
     }
@@ -101,6 +108,10 @@ fn run(args: &Args) -> Result<Value, (String, Option<&'static str>)> {
     });
     if args.timing {
         out["open_us"] = json!(open_us);
+        out["init_us"] = json!(micros(source.init_duration()));
+        let t = Instant::now();
+        drop(source);
+        out["close_us"] = json!(micros(t.elapsed()));
     }
     Ok(out)
 }
