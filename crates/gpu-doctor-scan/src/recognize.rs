@@ -151,6 +151,14 @@ regex!(
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
 regex!(
+    RE_CUDNN_RUNTIME,
+    r"Loaded runtime CuDNN library: (\d+(?:\.\d+)*) but source was compiled with: (\d+(?:\.\d+)*)"
+);
+regex!(
+    RE_MIN_CAPABILITY,
+    r"only supported on GPUs with compute capability of at least (\d+)\.(\d)"
+);
+regex!(
     RE_LIB,
     r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc)64_\w+\.dll))"
 );
@@ -364,7 +372,9 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     // TensorFlow 2's "Failed to get convolution algorithm. This is probably because cuDNN
     // failed to initialize" is its later wording of "Could not create cudnn handle".
     let tf_no_handle = text.contains("Could not create cudnn handle")
-        || text.contains("cuDNN failed to initialize");
+        || text.contains("cuDNN failed to initialize")
+        // XLA's (JAX, TensorFlow) wording.
+        || text.contains("DNN library initialization failed");
     if text.contains("Unable to find a valid cuDNN algorithm")
         || tf_no_handle
         || text.contains("cuDNN error:")
@@ -884,6 +894,18 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if let Some(c) = RE_SM.captures(text) {
         return Some((EnvKind::ArchUnsupported, Some(c[1].to_owned())));
     }
+    // Kernels that exist only for newer architectures: FlashAttention 2 needs Ampere (sm_80)
+    // or newer, vLLM refuses bfloat16 below compute capability 8.0. The detail is the
+    // architecture the software needs, not the GPU's.
+    if text.contains("FlashAttention only supports Ampere GPUs or newer") {
+        return Some((EnvKind::ArchUnsupported, Some("needs sm_80".to_owned())));
+    }
+    if let Some(c) = RE_MIN_CAPABILITY.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("needs sm_{}{}", &c[1], &c[2])),
+        ));
+    }
     if text.contains("no kernel image is available for execution")
         || text.contains("cudaErrorNoKernelImageForDevice")
         || text.contains("CUDA_ERROR_NO_BINARY_FOR_GPU")
@@ -903,8 +925,26 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::NvmlMismatch, None));
     }
+    // JAX and TensorFlow check the cuDNN they load against the one they were built with.
+    if let Some(c) = RE_CUDNN_RUNTIME.captures(text) {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("cuDNN {} (built with {})", &c[1], &c[2])),
+        ));
+    }
     if let Some(c) = RE_LIB.captures(text) {
-        let lib = c[1].to_owned();
+        // "libcudnn_cnn_infer.so.8." at the end of a sentence: the dot is not the version's.
+        let lib = c[1].trim_end_matches('.').to_owned();
+        // The library loads, but an older (or other) version than the caller was linked
+        // against: `libcublas.so.11: undefined symbol: cublasLtGetStatusString, version
+        // libcublasLt.so.11`. The library after `version` is the one that lacks the symbol.
+        if text.contains("undefined symbol") {
+            let culprit = text
+                .split_once(", version ")
+                .and_then(|(_, rest)| RE_LIB.captures(rest))
+                .map_or(lib, |v| v[1].trim_end_matches('.').to_owned());
+            return Some((EnvKind::LibMismatch, Some(culprit)));
+        }
         let cannot_load = text.contains("cannot open shared object")
             || text.contains("Could not load")
             || text.contains("could not load")
@@ -923,6 +963,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             }
             return Some((EnvKind::LibMissing, Some(lib)));
         }
+    }
+    // TensorFlow's summary after its per-library "Could not load dynamic library" lines.
+    if text.contains("Cannot dlopen some GPU libraries") {
+        return Some((EnvKind::LibMissing, None));
     }
     if text.contains("invalid value for --gpu-architecture")
         || text.contains("Unsupported gpu architecture")
@@ -1514,6 +1558,60 @@ mod tests {
             env_of("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"),
             (EnvKind::VisibleDevices, None)
         );
+    }
+
+    #[test]
+    fn wrong_library_versions_and_newer_gpus_needed() {
+        let env_of = |text: &str| match one(text) {
+            ObsKind::Env { env, detail } => (env, detail),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            env_of(
+                "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.11: undefined symbol: cublasLtGetStatusString, version libcublasLt.so.11"
+            ),
+            (EnvKind::LibMismatch, Some("libcublasLt.so.11".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching major version and equal or higher minor version."
+            ),
+            (
+                EnvKind::LibMismatch,
+                Some("cuDNN 8.5.0 (built with 8.6.0)".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of(
+                "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1956] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU."
+            ),
+            (EnvKind::LibMissing, None)
+        );
+        assert_eq!(
+            env_of(
+                "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory"
+            ),
+            (
+                EnvKind::LibMissing,
+                Some("libcudnn_cnn_infer.so.8".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of("RuntimeError: FlashAttention only supports Ampere GPUs or newer."),
+            (EnvKind::ArchUnsupported, Some("needs sm_80".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5."
+            ),
+            (EnvKind::ArchUnsupported, Some("needs sm_80".to_owned()))
+        );
+        match one(
+            "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
+        ) {
+            ObsKind::Cudnn(s) => assert_eq!(s.status, "HANDLE_CREATION_FAILED"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

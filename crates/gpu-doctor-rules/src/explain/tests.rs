@@ -164,3 +164,40 @@ fn driver_mismatch_errors_get_driver_advice_not_wheel_advice() {
         );
     }
 }
+
+#[test]
+fn software_that_needs_a_newer_gpu() {
+    let got = explain_text(b"RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n");
+    assert_eq!(got[0].code.0, "GD542");
+    assert!(
+        got[0].message.contains("sm_80 or newer"),
+        "{}",
+        got[0].message
+    );
+    assert!(
+        got[0]
+            .remedies
+            .iter()
+            .any(|r| r.command.as_deref().unwrap_or("").contains("sdpa"))
+    );
+}
+
+#[test]
+fn a_wrong_library_version_is_an_install_problem() {
+    let got = explain_text(
+        b"E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n\
+jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.\n",
+    );
+    assert_eq!(got[0].code.0, "GD543");
+    assert_eq!(got[0].cause, Cause::EnvLibMissing);
+    assert!(
+        got[0]
+            .message
+            .starts_with("cuDNN 8.5.0 (built with 8.6.0) is loaded")
+    );
+    // The cuDNN start-up failure it causes comes after it, demoted.
+    assert!(
+        got[1..].iter().all(|f| f.severity == Severity::Info),
+        "{got:?}"
+    );
+}
