@@ -937,11 +937,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         let lib = c[1].trim_end_matches('.').to_owned();
         // The library loads, but an older (or other) version than the caller was linked
         // against: `libcublas.so.11: undefined symbol: cublasLtGetStatusString, version
-        // libcublasLt.so.11`. The library after `version` is the one that lacks the symbol.
-        if text.contains("undefined symbol") {
-            let culprit = text
-                .split_once(", version ")
-                .and_then(|(_, rest)| RE_LIB.captures(rest))
+        // libcublasLt.so.11`, or glibc's other wording, `symbol cublasLtHSHMatmulAlgoInit
+        // version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time
+        // reference`. The library right after `version` is the one that lacks the symbol.
+        if text.contains("undefined symbol") || text.contains("with link time reference") {
+            let culprit = RE_LIB
+                .captures_iter(text)
+                .find(|v| {
+                    v.get(0)
+                        .is_some_and(|m| text[..m.start()].ends_with("version "))
+                })
                 .map_or(lib, |v| v[1].trim_end_matches('.').to_owned());
             return Some((EnvKind::LibMismatch, Some(culprit)));
         }
@@ -1569,6 +1574,12 @@ mod tests {
         assert_eq!(
             env_of(
                 "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.11: undefined symbol: cublasLtGetStatusString, version libcublasLt.so.11"
+            ),
+            (EnvKind::LibMismatch, Some("libcublasLt.so.11".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "OSError: /home/u/env/lib/python3.10/site-packages/nvidia/cublas/lib/libcublas.so.11: symbol cublasLtHSHMatmulAlgoInit version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference"
             ),
             (EnvKind::LibMismatch, Some("libcublasLt.so.11".to_owned()))
         );
