@@ -154,6 +154,10 @@ pub enum EnvKind {
     ArchUnsupported,
     /// A CUDA library cannot be loaded (`libcudart.so.12: cannot open shared object file`).
     LibMissing,
+    /// A CUDA library loads but is not the version the software was built against
+    /// (`undefined symbol: ..., version libcublasLt.so.11`, `Loaded runtime CuDNN library:
+    /// 8.5.0 but source was compiled with: 8.6.0`).
+    LibMismatch,
     /// `Driver/library version mismatch` (`NVML`).
     NvmlMismatch,
     /// No driver, or the driver is not loaded (`couldn't communicate with the NVIDIA driver`).

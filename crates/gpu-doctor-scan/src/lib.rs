@@ -13,6 +13,9 @@
 //! - Lines are cut at [`ScanOptions::max_line_bytes`] (the rest of an over-long line is
 //!   skipped), and at most [`ScanOptions::keep_first`] + [`ScanOptions::keep_last`]
 //!   observations of each kind are kept.
+//! - Lines that are only a step and a byte count (`10 469767680`) are read too, although they
+//!   name no trigger word: that is how a memory series is often printed. In the stretches the
+//!   prefilter skips, only lines that start with a digit get a closer (one-pass) look.
 //! - Lines are split on `\n` and `\r` (progress bars), cleaned of ANSI colour codes and
 //!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
 //!   kept on the observation).
@@ -252,15 +255,35 @@ impl Scanner {
                 None => Some(pos),
             };
             let Some(hit) = hit else {
-                self.line_no += memchr::memchr_iter(b'\n', &block[pos..]).count() as u64;
+                self.pass_over(&block[pos..]);
                 break;
             };
             let start = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
-            self.line_no += memchr::memchr_iter(b'\n', &block[pos..start]).count() as u64;
+            self.pass_over(&block[pos..start]);
             let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |i| hit + i);
             self.process_capped(&block[start..end], false);
             self.line_no += 1;
             pos = end + 1;
+        }
+    }
+
+    /// Complete lines without a trigger word (`region` ends with `\n` or is empty): counted,
+    /// and only the ones that start with a digit are looked at, in case they are a bare
+    /// memory reading (see `recognize::bare_reading`). One byte per line keeps this cheap.
+    fn pass_over(&mut self, region: &[u8]) {
+        let mut line_start = 0;
+        for nl in memchr::memchr_iter(b'\n', region) {
+            if region.get(line_start).is_some_and(u8::is_ascii_digit) {
+                // Capped as `process_capped` caps; `bare_reading` stops at a `\r` itself.
+                let line = &region[line_start..nl.min(line_start + self.opts.max_line_bytes)];
+                if let Some(kind) = recognize::bare_reading(line) {
+                    let first = line.split(|b| *b == b'\r').next().unwrap_or(line);
+                    let cleaned = clean::clean(first);
+                    self.record(kind, None, &cleaned.text, cleaned.rank);
+                }
+            }
+            self.line_no += 1;
+            line_start = nl + 1;
         }
     }
 
@@ -277,8 +300,19 @@ impl Scanner {
         if long {
             self.facts.long_lines += 1;
         }
-        for segment in line.split(|b| *b == b'\r') {
-            if segment.is_empty() || !(forced || triggered(segment)) {
+        for (i, segment) in line.split(|b| *b == b'\r').enumerate() {
+            if segment.is_empty() {
+                continue;
+            }
+            if !(forced || triggered(segment)) {
+                // Only a line's first segment can be a bare reading: `pass_over` looks at
+                // the line's first byte, and the result must not depend on where chunks split.
+                if i == 0
+                    && let Some(kind) = recognize::bare_reading(segment)
+                {
+                    let cleaned = clean::clean(segment);
+                    self.record(kind, None, &cleaned.text, cleaned.rank);
+                }
                 continue;
             }
             let cleaned = clean::clean(segment);
@@ -299,19 +333,30 @@ impl Scanner {
                 if let Some(fw) = framework {
                     self.facts.frameworks.insert(fw);
                 }
-                let obs = Observation {
-                    source: self.source.clone(),
-                    line: self.line_no,
-                    rank: cleaned.rank,
-                    framework,
-                    text: cut(&cleaned.text, 2000),
-                    kind,
-                    seq: self.seq,
-                };
-                self.seq += 1;
-                self.keep(obs);
+                self.record(kind, framework, &cleaned.text, cleaned.rank);
             }
         }
+    }
+
+    /// Keeps one observation of the current line.
+    fn record(
+        &mut self,
+        kind: ObsKind,
+        framework: Option<Framework>,
+        text: &str,
+        rank: Option<u32>,
+    ) {
+        let obs = Observation {
+            source: self.source.clone(),
+            line: self.line_no,
+            rank,
+            framework,
+            text: cut(text, 2000),
+            kind,
+            seq: self.seq,
+        };
+        self.seq += 1;
+        self.keep(obs);
     }
 
     fn keep(&mut self, obs: Observation) {
@@ -408,5 +453,56 @@ pub fn scan_reader<R: Read>(
         scanner.feed(&buf[..n]);
         total += n as u64;
         progress(total);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn readings(facts: &LogFacts) -> Vec<(u64, Option<u64>)> {
+        facts
+            .observations
+            .iter()
+            .filter_map(|o| match o.kind {
+                ObsKind::MemoryReading { bytes, step } => Some((bytes, step)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bare_step_and_bytes_lines_are_read_however_the_input_is_split() {
+        // No trigger word on any of these lines; a timestamped line that starts with a digit
+        // is not a reading.
+        let log =
+            b"0 134218240\n10 469767680\r\n2020-06-11 12:33:17: step 10\n20\t805317120\nrc=0\n";
+        let whole = scan_bytes("log", log);
+        assert_eq!(
+            readings(&whole),
+            vec![
+                (134_218_240, Some(0)),
+                (469_767_680, Some(10)),
+                (805_317_120, Some(20))
+            ]
+        );
+        assert_eq!(whole.lines_scanned, 5);
+        assert_eq!(whole.observations[1].line, 2);
+        assert_eq!(whole.observations[2].line, 4);
+        for chunk in 1..log.len() {
+            let mut s = Scanner::new(ScanOptions::default());
+            s.begin_source("log");
+            for piece in log.chunks(chunk) {
+                s.feed(piece);
+            }
+            let facts = s.finish();
+            assert_eq!(facts.observations, whole.observations, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn only_a_lines_first_segment_can_be_bare() {
+        let facts = scan_bytes("log", b"epoch\r10 469767680\n");
+        assert!(facts.observations.is_empty());
     }
 }

@@ -151,6 +151,14 @@ regex!(
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
 regex!(
+    RE_CUDNN_RUNTIME,
+    r"Loaded runtime CuDNN library: (\d+(?:\.\d+)*) but source was compiled with: (\d+(?:\.\d+)*)"
+);
+regex!(
+    RE_MIN_CAPABILITY,
+    r"only supported on GPUs with compute capability of at least (\d+)\.(\d)"
+);
+regex!(
     RE_LIB,
     r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc)64_\w+\.dll))"
 );
@@ -207,6 +215,11 @@ fn int(c: &Captures<'_>, group: usize) -> Option<u64> {
 fn framework_of(text: &str) -> Option<Framework> {
     if text.contains("torch") || text.contains("PyTorch") || text.contains("THC") {
         Some(Framework::Pytorch)
+    } else if text.contains("external/org_tensorflow/") || text.contains("external/xla/xla/") {
+        // jaxlib builds XLA from TensorFlow's tree (or, later, XLA's own) as a Bazel external
+        // repository, so JAX's log lines carry these paths; TensorFlow's own lines do not
+        // (it logs `tensorflow/...`, and `external/local_xla/` since it split XLA out).
+        Some(Framework::Jax)
     } else if text.contains("tensorflow")
         || text.contains("keras")
         || text.contains("ResourceExhaustedError")
@@ -356,14 +369,20 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         ));
         return found;
     }
+    // TensorFlow 2's "Failed to get convolution algorithm. This is probably because cuDNN
+    // failed to initialize" is its later wording of "Could not create cudnn handle".
+    let tf_no_handle = text.contains("Could not create cudnn handle")
+        || text.contains("cuDNN failed to initialize")
+        // XLA's (JAX, TensorFlow) wording.
+        || text.contains("DNN library initialization failed");
     if text.contains("Unable to find a valid cuDNN algorithm")
-        || text.contains("Could not create cudnn handle")
+        || tf_no_handle
         || text.contains("cuDNN error:")
         || text.contains("cuDNN Frontend error")
     {
         let status = if text.contains("Unable to find a valid cuDNN algorithm") {
             "NO_VALID_ALGORITHM"
-        } else if text.contains("Could not create cudnn handle") {
+        } else if tf_no_handle {
             "HANDLE_CREATION_FAILED"
         } else {
             "ERROR"
@@ -604,6 +623,16 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         o.not_a_failure = text.contains("not a failure");
         return Some((o, false));
     }
+    // Before XLA's pattern: CuPy's "Out of memory allocating N bytes (allocated so far: ...,
+    // limit set to: ...)" starts like XLA's, and only this pattern takes the pool's numbers.
+    if let Some(c) = RE_CUPY.captures(text) {
+        o.framework = Some(Framework::Cupy);
+        o.style = Some(OomStyle::Cupy);
+        o.requested_bytes = int(&c, 1);
+        o.allocated_bytes = int(&c, 2);
+        o.allowed_bytes = int(&c, 3);
+        return Some((o, false));
+    }
     if let Some(c) = RE_XLA_TPU.captures(text) {
         o.framework = Some(Framework::Jax);
         o.style = Some(OomStyle::Xla);
@@ -616,14 +645,6 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         o.style = Some(OomStyle::Xla);
         o.requested_bytes = size(&c, 1);
         o.gpu = RE_XLA_DEVICE.captures(text).and_then(|c| c[1].parse().ok());
-        return Some((o, false));
-    }
-    if let Some(c) = RE_CUPY.captures(text) {
-        o.framework = Some(Framework::Cupy);
-        o.style = Some(OomStyle::Cupy);
-        o.requested_bytes = int(&c, 1);
-        o.allocated_bytes = int(&c, 2);
-        o.allowed_bytes = int(&c, 3);
         return Some((o, false));
     }
     if let Some(c) = RE_CUPY_OLD.captures(text) {
@@ -848,6 +869,22 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::DriverTooOld, None));
     }
+    // 803: the CUDA driver library (libcuda, often a newer `cuda-compat` copy) and the loaded
+    // kernel driver do not go together; 804: that compat copy was tried on a GPU that cannot
+    // use it. Both mean the kernel driver is too old for the CUDA in use (or was upgraded
+    // without a reboot). The detail names the error so the rule can say which.
+    if text.contains("system has unsupported display driver / cuda driver combination")
+        || text.contains("cudaErrorSystemDriverMismatch")
+        || text.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH")
+    {
+        return Some((EnvKind::DriverTooOld, Some("error 803".to_owned())));
+    }
+    if text.contains("forward compatibility was attempted on non supported HW")
+        || text.contains("cudaErrorCompatNotSupportedOnDevice")
+        || text.contains("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE")
+    {
+        return Some((EnvKind::DriverTooOld, Some("error 804".to_owned())));
+    }
     if text.contains("Torch not compiled with CUDA enabled")
         || text.contains("compiled without CUDA support")
         || text.contains("Torch not compiled with CUDA")
@@ -856,6 +893,18 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     if let Some(c) = RE_SM.captures(text) {
         return Some((EnvKind::ArchUnsupported, Some(c[1].to_owned())));
+    }
+    // Kernels that exist only for newer architectures: FlashAttention 2 needs Ampere (sm_80)
+    // or newer, vLLM refuses bfloat16 below compute capability 8.0. The detail is the
+    // architecture the software needs, not the GPU's.
+    if text.contains("FlashAttention only supports Ampere GPUs or newer") {
+        return Some((EnvKind::ArchUnsupported, Some("needs sm_80".to_owned())));
+    }
+    if let Some(c) = RE_MIN_CAPABILITY.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("needs sm_{}{}", &c[1], &c[2])),
+        ));
     }
     if text.contains("no kernel image is available for execution")
         || text.contains("cudaErrorNoKernelImageForDevice")
@@ -867,14 +916,40 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
+    // The kernel's own words for the same thing: `NVRM: API mismatch: the client has the
+    // version 535.129.03, but this kernel module has the version 535.113.01`.
     if text
         .to_ascii_lowercase()
         .contains("driver/library version mismatch")
+        || text.contains("NVRM: API mismatch")
     {
         return Some((EnvKind::NvmlMismatch, None));
     }
+    // JAX and TensorFlow check the cuDNN they load against the one they were built with.
+    if let Some(c) = RE_CUDNN_RUNTIME.captures(text) {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("cuDNN {} (built with {})", &c[1], &c[2])),
+        ));
+    }
     if let Some(c) = RE_LIB.captures(text) {
-        let lib = c[1].to_owned();
+        // "libcudnn_cnn_infer.so.8." at the end of a sentence: the dot is not the version's.
+        let lib = c[1].trim_end_matches('.').to_owned();
+        // The library loads, but an older (or other) version than the caller was linked
+        // against: `libcublas.so.11: undefined symbol: cublasLtGetStatusString, version
+        // libcublasLt.so.11`, or glibc's other wording, `symbol cublasLtHSHMatmulAlgoInit
+        // version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time
+        // reference`. The library right after `version` is the one that lacks the symbol.
+        if text.contains("undefined symbol") || text.contains("with link time reference") {
+            let culprit = RE_LIB
+                .captures_iter(text)
+                .find(|v| {
+                    v.get(0)
+                        .is_some_and(|m| text[..m.start()].ends_with("version "))
+                })
+                .map_or(lib, |v| v[1].trim_end_matches('.').to_owned());
+            return Some((EnvKind::LibMismatch, Some(culprit)));
+        }
         let cannot_load = text.contains("cannot open shared object")
             || text.contains("Could not load")
             || text.contains("could not load")
@@ -894,6 +969,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             return Some((EnvKind::LibMissing, Some(lib)));
         }
     }
+    // TensorFlow's summary after its per-library "Could not load dynamic library" lines.
+    if text.contains("Cannot dlopen some GPU libraries") {
+        return Some((EnvKind::LibMissing, None));
+    }
     if text.contains("invalid value for --gpu-architecture")
         || text.contains("Unsupported gpu architecture")
     {
@@ -907,6 +986,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             && (text.contains("not loaded") || text.contains("failed"))
         || text.contains("Failed to initialize NVML: Unknown Error")
         || text.contains("CUDA driver is a stub library")
+        // nvidia-container-cli: `initialization error: nvml error: driver not loaded`.
+        || text.contains("nvml error: driver not loaded")
     {
         return Some((EnvKind::NoDriver, None));
     }
@@ -919,6 +1000,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("CUDA_ERROR_NO_DEVICE")
         || text.contains("No CUDA GPUs are available")
         || text.contains("all CUDA-capable devices are busy or unavailable")
+        // The same error (cudaErrorDevicesUnavailable) as CUDA 11+ words it.
+        || text.contains("CUDA-capable device(s) is/are busy or unavailable")
         || text.contains("cudaErrorInvalidDevice")
         || text.contains("CUDA_ERROR_INVALID_DEVICE")
         || text.contains("cudaErrorDevicesUnavailable")
@@ -1056,12 +1139,59 @@ fn kernel(text: &str) -> Option<ObsKind> {
     None
 }
 
+/// `10 469767680`: a step and a byte count and nothing else, as `print(step,
+/// torch.cuda.memory_allocated())` writes them, with spaces, tabs or a comma between. Such a
+/// series is how people watch for a leak, and it has no word the prefilter could find, so
+/// the scanner also offers lines that start with a digit here (before any cleaning: this
+/// must stay cheap, and it stops at the first byte that is not a digit or a separator).
+/// Allocators hand out memory in multiples of 256 (XLA's BFC) or 512 (`PyTorch`) bytes, so a
+/// count that is not one, or is under 1 MiB, is some other number.
+pub(crate) fn bare_reading(line: &[u8]) -> Option<ObsKind> {
+    if !line.first()?.is_ascii_digit() {
+        return None;
+    }
+    // One pass: at most two numbers; a `\r` ends the line's first segment (see the scanner).
+    let mut numbers = [0u64; 2];
+    let mut digits = [0usize; 2];
+    let mut count = 0;
+    let mut in_number = false;
+    for &b in line {
+        match b {
+            b'0'..=b'9' => {
+                if !in_number {
+                    if count == 2 {
+                        return None;
+                    }
+                    count += 1;
+                    in_number = true;
+                }
+                let n = &mut numbers[count - 1];
+                *n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                digits[count - 1] += 1;
+            }
+            b' ' | b'\t' | b',' => in_number = false,
+            b'\r' => break,
+            _ => return None,
+        }
+    }
+    let [step, bytes] = numbers;
+    (count == 2 && digits[0] <= 9 && bytes >= 1 << 20 && bytes % 256 == 0).then_some(
+        ObsKind::MemoryReading {
+            bytes,
+            step: Some(step),
+        },
+    )
+}
+
 fn memory_reading(text: &str) -> Option<ObsKind> {
     if let Some(c) = RE_SMI_ROW.captures(text) {
         return Some(ObsKind::MemoryReading {
             bytes: int(&c, 1)? * 1024 * 1024,
             step: None,
         });
+    }
+    if let Some(reading) = bare_reading(text.as_bytes()) {
+        return Some(reading);
     }
     let c = RE_MEM_READING.captures(text)?;
     let number = c.get(1)?.as_str();
@@ -1234,11 +1364,31 @@ mod tests {
         );
         assert_eq!(o.requested_bytes, Some(300 * GIB));
         assert_eq!(o.framework, Some(Framework::Cupy));
+        assert_eq!(o.style, Some(OomStyle::Cupy));
+        assert_eq!(o.allocated_bytes, Some(0));
+        // With a pool limit: the limit and what the pool holds are taken too.
+        let o = oom_of(
+            "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 805,306,368 bytes (allocated so far: 536,870,912 bytes, limit set to: 1,073,741,824 bytes).",
+        );
+        assert_eq!(o.style, Some(OomStyle::Cupy));
+        assert_eq!(o.requested_bytes, Some(768 * MIB));
+        assert_eq!(o.allocated_bytes, Some(512 * MIB));
+        assert_eq!(o.allowed_bytes, Some(GIB));
         let o = oom_of(
             "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 300.00GiB with allocator GPU_0_bfc on device 0.",
         );
         assert_eq!(o.requested_bytes, Some(300 * GIB));
         assert_eq!(o.framework, Some(Framework::Jax));
+        // jaxlib logs through its vendored copy of TensorFlow's allocator: JAX, not TensorFlow.
+        let o = oom_of(
+            "2022-08-05 10:00:26.833817: W external/org_tensorflow/tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory trying to allocate 9.00MiB (rounded to 9437184)requested by op ",
+        );
+        assert_eq!(o.framework, Some(Framework::Jax));
+        assert_eq!(o.requested_bytes, Some(9 * MIB));
+        let o = oom_of(
+            "E0000 external/local_xla/xla/tsl/framework/bfc_allocator.cc:291] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB requested by op tensorflow/core/kernels/x.cc",
+        );
+        assert_eq!(o.framework, Some(Framework::Tensorflow));
         let o = oom_of(
             "ResourceExhaustedError:  OOM when allocating tensor with shape[2048,768] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
         );
@@ -1364,6 +1514,118 @@ mod tests {
     }
 
     #[test]
+    fn tensorflow_cudnn_could_not_start() {
+        match one(
+            "tensorflow.python.framework.errors_impl.UnknownError:  Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.",
+        ) {
+            ObsKind::Cudnn(s) => assert_eq!(s.status, "HANDLE_CREATION_FAILED"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn driver_and_device_messages_of_cuda_11_and_later() {
+        let env_of = |text: &str| match one(text) {
+            ObsKind::Env { env, detail } => (env, detail),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            env_of(
+                "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination"
+            ),
+            (EnvKind::DriverTooOld, Some("error 803".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "RuntimeError: jaxlib/cuda/versions_helpers.cc:98: operation cuInit(0) failed: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
+            ),
+            (EnvKind::DriverTooOld, Some("error 803".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW"
+            ),
+            (EnvKind::DriverTooOld, Some("error 804".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "NVRM: API mismatch: the client has the version 535.129.03, but this kernel module has the version 535.113.01.  Please make sure that this kernel module and all NVIDIA driver components have the same version."
+            ),
+            (EnvKind::NvmlMismatch, None)
+        );
+        assert_eq!(
+            env_of(
+                "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown."
+            ),
+            (EnvKind::NoDriver, None)
+        );
+        assert_eq!(
+            env_of("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"),
+            (EnvKind::VisibleDevices, None)
+        );
+    }
+
+    #[test]
+    fn wrong_library_versions_and_newer_gpus_needed() {
+        let env_of = |text: &str| match one(text) {
+            ObsKind::Env { env, detail } => (env, detail),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            env_of(
+                "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.11: undefined symbol: cublasLtGetStatusString, version libcublasLt.so.11"
+            ),
+            (EnvKind::LibMismatch, Some("libcublasLt.so.11".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "OSError: /home/u/env/lib/python3.10/site-packages/nvidia/cublas/lib/libcublas.so.11: symbol cublasLtHSHMatmulAlgoInit version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference"
+            ),
+            (EnvKind::LibMismatch, Some("libcublasLt.so.11".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching major version and equal or higher minor version."
+            ),
+            (
+                EnvKind::LibMismatch,
+                Some("cuDNN 8.5.0 (built with 8.6.0)".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of(
+                "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1956] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU."
+            ),
+            (EnvKind::LibMissing, None)
+        );
+        assert_eq!(
+            env_of(
+                "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory"
+            ),
+            (
+                EnvKind::LibMissing,
+                Some("libcudnn_cnn_infer.so.8".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of("RuntimeError: FlashAttention only supports Ampere GPUs or newer."),
+            (EnvKind::ArchUnsupported, Some("needs sm_80".to_owned()))
+        );
+        assert_eq!(
+            env_of(
+                "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5."
+            ),
+            (EnvKind::ArchUnsupported, Some("needs sm_80".to_owned()))
+        );
+        match one(
+            "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
+        ) {
+            ObsKind::Cudnn(s) => assert_eq!(s.status, "HANDLE_CREATION_FAILED"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn memory_readings() {
         assert_eq!(
             one("step 120 | loss 2.31 | mem: 12.5G"),
@@ -1372,6 +1634,26 @@ mod tests {
                 step: Some(120)
             }
         );
+        // A bare `step bytes` pair, as `print(step, torch.cuda.memory_allocated())` writes it.
+        assert_eq!(
+            one("10 469767680"),
+            ObsKind::MemoryReading {
+                bytes: 469_767_680,
+                step: Some(10)
+            }
+        );
+        assert_eq!(
+            one("20, 805317120"),
+            ObsKind::MemoryReading {
+                bytes: 805_317_120,
+                step: Some(20)
+            }
+        );
+        // Not byte counts: too small, not a multiple of 256, a third column.
+        for text in ["10 4096", "10 469767681", "10 469767680 3"] {
+            let mut ctx = Context::default();
+            assert!(recognize(text, &mut ctx).observations.is_empty(), "{text}");
+        }
         assert_eq!(
             one("2026/11/29 18:50:39.033, 2719 MiB"),
             ObsKind::MemoryReading {

@@ -13,7 +13,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "Out of memory after memory climbed steadily over iterations: a leak",
     body: r#"## What it does
 Finds out-of-memory errors preceded by memory readings the job printed (`memory_allocated`,
-`mem: 12.3G`, an `nvidia-smi` log) that climbed steadily, and kept climbing in the second
+`mem: 12.3G`, an `nvidia-smi` log, bare `step bytes` pairs) that climbed steadily, and kept climbing in the second
 half of the run, rather than levelling off after warm-up.
 
 ## Why is this bad?

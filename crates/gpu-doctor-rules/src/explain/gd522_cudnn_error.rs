@@ -13,7 +13,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r#"## What it does
 Finds cuDNN failures: `cuDNN error: CUDNN_STATUS_*` with the old (cuDNN ≤ 8: 1–10) and the new
 (cuDNN 9: 1xxx initialisation, 2xxx bad parameter, 3xxx not supported, 4xxx internal, 5xxx
-execution) status numbers, TensorFlow's `Could not create cudnn handle`, and PyTorch's
+execution) status numbers, TensorFlow's `Could not create cudnn handle` (TensorFlow 2: `Failed
+to get convolution algorithm. This is probably because cuDNN failed to initialize`), and PyTorch's
 `Unable to find a valid cuDNN algorithm to run convolution`. Allocation failures
 (`CUDNN_STATUS_ALLOC_FAILED`, 4004) are out-of-memory errors and go to the OOM rules.
 

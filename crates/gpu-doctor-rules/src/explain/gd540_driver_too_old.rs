@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::EnvKind;
+use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD540",
@@ -13,13 +13,18 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r"## What it does
 Finds `The NVIDIA driver on your system is too old (found version 11000)`, `CUDA driver
 version is insufficient for CUDA runtime version` (error 35), `the provided PTX was compiled
-with an unsupported toolchain` (222) and the container toolkit's `unsatisfied condition:
-cuda>=12.8`, and turns the driver's CUDA version into the wheel to install.
+with an unsupported toolchain` (222), `system has unsupported display driver / cuda driver
+combination` (803), `forward compatibility was attempted on non supported HW` (804) and the
+container toolkit's `unsatisfied condition: cuda>=12.8`, and turns the driver's CUDA version
+into the wheel to install.
 
 ## Why is this bad?
 A driver supports CUDA up to the version `nvidia-smi` shows in its header. Software built for
 a newer CUDA cannot start (or cannot JIT its PTX) on it. Nothing runs on the GPU until the
-driver or the software changes.
+driver or the software changes. 803 means the CUDA driver library (`libcuda`, or a newer
+`cuda-compat` copy of it) does not go with the loaded kernel driver, usually one too old for
+it or one upgraded without a reboot; 804 means the `cuda-compat` copy was tried on a GPU that
+forward compatibility does not support (GeForce and most workstation cards).
 
 ## Example
 ```
@@ -58,6 +63,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
+    // 803 and 804 are about which libcuda meets which kernel driver, not about the wheel's
+    // CUDA: the wheel advice below would not help.
+    match env_detail(&hits).as_deref() {
+        Some("error 803") => return vec![driver_mismatch(&hits, false)],
+        Some("error 804") => return vec![driver_mismatch(&hits, true)],
+        _ => {}
+    }
     // `found version 11060` is cudaDriverGetVersion: 1000 * major + 10 * minor.
     let supported = env_detail(&hits)
         .and_then(|d| d.parse::<u32>().ok())
@@ -104,4 +116,34 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// CUDA errors 803 (libcuda and the kernel driver do not go together) and 804 (a
+/// `cuda-compat` libcuda on a GPU that forward compatibility does not support).
+fn driver_mismatch(hits: &[&Observation], compat: bool) -> Hit {
+    let message = if compat {
+        "CUDA's forward-compatibility library (cuda-compat) was loaded on a GPU that does not support it (error 804): the driver is too old for the CUDA the software uses, and on this GPU only a newer driver helps."
+    } else {
+        "The CUDA driver library in use (libcuda) does not go with the loaded NVIDIA kernel driver (error 803): usually a driver too old for the CUDA libraries the job loads (or a cuda-compat copy of libcuda that this driver or GPU cannot use), or a driver upgrade not yet followed by a reboot."
+    };
+    let mut f =
+        Finding::new("GD540", Cause::EnvDriverTooOld, Severity::Error, message).confidence(0.85);
+    for e in first_and_last(hits) {
+        f = f.with_evidence(e);
+    }
+    let f = f
+        .with_remedy(
+            "Install a current NVIDIA driver and reboot (a reboot alone fixes it right after a driver upgrade)",
+            Some("nvidia-smi  # after the reboot it must work and show the new version".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Keep cuda-compat's libcuda off the loader's path unless the GPU is a data-center GPU (CUDA container images add it)",
+            Some("ldconfig -p | grep libcuda.so; echo $LD_LIBRARY_PATH  # drop /usr/local/cuda/compat".to_owned()),
+            None,
+        );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
 }

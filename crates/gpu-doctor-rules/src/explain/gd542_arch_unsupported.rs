@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::EnvKind;
+use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD542",
@@ -13,7 +13,9 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r#"## What it does
 Finds `no kernel image is available for execution on the device` (CUDA 209), `CUDA
 capability sm_XX is not compatible with the current PyTorch installation`, `PyTorch no longer
-supports this GPU because it is too old` and `invalid device function`.
+supports this GPU because it is too old` and `invalid device function`; and software that
+needs a newer GPU than this one: `FlashAttention only supports Ampere GPUs or newer`,
+`Bfloat16 is only supported on GPUs with compute capability of at least 8.0`.
 
 ## Why is this bad?
 GPU code is compiled per architecture. A wheel or extension built without this GPU's
@@ -40,6 +42,10 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         return Vec::new();
     };
     let sm = env_detail(&hits);
+    // "needs sm_80": the software asks for kernels of a newer architecture than this GPU has.
+    if let Some(needed) = sm.as_deref().and_then(|d| d.strip_prefix("needs ")) {
+        return vec![needs_newer_gpu(&hits, needed)];
+    }
     let message = match &sm {
         Some(sm) => format!("The installed build has no kernels for this GPU's architecture ({sm}): nothing can run on it."),
         None => "The software has no GPU code for this GPU's architecture (\"no kernel image is available\"): nothing can run on it.".to_owned(),
@@ -97,4 +103,34 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// The software has kernels only from `needed` (`sm_80`) on and refused this GPU. Usually
+/// the GPU is older (a T4 or V100 for FlashAttention 2), and the fix is another code path or
+/// another GPU; but FlashAttention's check lists the architectures it knows, so a GPU newer
+/// than the installed build (Blackwell with an old flash-attn) gets the same message.
+fn needs_newer_gpu(hits: &[&Observation], needed: &str) -> Hit {
+    let message = format!(
+        "The software runs only on GPUs of architecture {needed} or newer and refused this one: usually the GPU is older (Turing, Volta or earlier), else it is newer than the installed build knows."
+    );
+    let mut f =
+        Finding::new("GD542", Cause::EnvArchUnsupported, Severity::Error, message).confidence(0.9);
+    for e in first_and_last(hits) {
+        f = f.with_evidence(e);
+    }
+    let f = f
+        .with_remedy(
+            "Use the code path this GPU has: half precision instead of bfloat16, PyTorch's own attention instead of FlashAttention 2",
+            Some("--dtype=half  # transformers: attn_implementation=\"sdpa\" (or \"eager\")".to_owned()),
+            None,
+        )
+        .with_remedy(
+            format!("Check the GPU's compute capability: below {needed}, run on a newer GPU; above it, upgrade the package (pip install -U flash-attn)"),
+            Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+            None,
+        );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
 }

@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::EnvKind;
+use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD543",
@@ -12,13 +12,18 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "A CUDA library (libcudart, libcudnn, libcublas, ...) cannot be loaded",
     body: r"## What it does
 Finds `libcudart.so.12: cannot open shared object file`, TensorFlow's `Could not load dynamic
-library 'libcudnn.so.8'`, `Could not load library libcudnn_cnn_infer.so.8` and the Windows
-`cudart64_110.dll` forms, and names the CUDA major version the library belongs to.
+library 'libcudnn.so.8'` (and its summary `Cannot dlopen some GPU libraries`), `Could not load
+library libcudnn_cnn_infer.so.8` and the Windows `cudart64_110.dll` forms, and names the CUDA
+major version the library belongs to. Also finds a library that loads but is the wrong
+version: `undefined symbol: ..., version libcublasLt.so.11`, and JAX's or TensorFlow's `Loaded
+runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0`.
 
 ## Why is this bad?
 The library's file name carries the CUDA (or cuDNN) major version it was built against. A
 package built for CUDA 11 looks for `libcudart.so.11.0` and does not accept CUDA 12's. When it
-is missing, or not on the loader's path, the package cannot use the GPU.
+is missing, or not on the loader's path, the package cannot use the GPU. An older copy found
+first on the loader's path (a system CUDA before pip's `nvidia-*` wheels, or the reverse) fails
+the same way, with a missing symbol or a version check.
 
 ## Example
 ```
@@ -68,7 +73,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         .filter(|o| !o.text.contains("libnvinfer"))
         .collect();
     let Some(first) = hits.first() else {
-        return Vec::new();
+        // Only a wrong version, nothing missing (a missing library is the finding otherwise).
+        let mismatched = env_observations(input, EnvKind::LibMismatch);
+        return if mismatched.is_empty() {
+            Vec::new()
+        } else {
+            vec![wrong_version(&mismatched)]
+        };
     };
     let lib = env_detail(&hits).map(|l| l.replace(',', "."));
     let message = match &lib {
@@ -120,4 +131,37 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// A CUDA library that loads but is not the version the package was built against.
+fn wrong_version(hits: &[&Observation]) -> Hit {
+    let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
+    let message = format!(
+        "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."
+    );
+    let mut f =
+        Finding::new("GD543", Cause::EnvLibMissing, Severity::Error, message).confidence(0.8);
+    for e in first_and_last(hits) {
+        f = f.with_evidence(e);
+    }
+    let f = f
+        .with_remedy(
+            "See which copies are installed and which one is loaded first",
+            Some("ldconfig -p | grep -E 'libcudnn|libcublas|libcudart'; pip list 2>/dev/null | grep -i nvidia-; echo $LD_LIBRARY_PATH".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Upgrade the library to the version the package wants (pip's nvidia-* wheels), or install the package build that matches the one you have",
+            Some("pip install --upgrade nvidia-cudnn-cu12 nvidia-cublas-cu12  # for the library named above".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Take older copies off the loader's path (a system CUDA in LD_LIBRARY_PATH shadows pip's wheels)",
+            Some("unset LD_LIBRARY_PATH  # JAX and pip-installed PyTorch find their own libraries".to_owned()),
+            None,
+        );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
 }

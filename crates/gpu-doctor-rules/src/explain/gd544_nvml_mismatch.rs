@@ -12,7 +12,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "Driver/library version mismatch: the kernel module and the driver libraries differ",
     body: r"## What it does
 Finds `Failed to initialize NVML: Driver/library version mismatch` (nvidia-smi, NVML, the
-container toolkit's `nvml error: driver/library version mismatch`).
+container toolkit's `nvml error: driver/library version mismatch`) and the kernel log's
+`NVRM: API mismatch: the client has the version X, but this kernel module has the version Y`.
 
 ## Why is this bad?
 The driver's user-space libraries were upgraded (often by unattended-upgrades) while the old

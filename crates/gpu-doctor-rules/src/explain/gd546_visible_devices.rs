@@ -12,7 +12,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "The job asked for a GPU that is not visible to it (invalid device ordinal, no GPUs available)",
     body: r#"## What it does
 Finds `invalid device ordinal` (CUDA 101), `No CUDA GPUs are available` and `all CUDA-capable
-devices are busy or unavailable` (CUDA 46).
+devices are busy or unavailable` (CUDA 46; `CUDA-capable device(s) is/are busy or unavailable`
+since CUDA 11).
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`

@@ -13,7 +13,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "GPU memory climbs steadily over iterations: a leak that will end in an OOM",
     body: r"## What it does
 Finds memory readings the job printed (`memory_allocated`, `mem: 12.3G`, an `nvidia-smi
---query-gpu=memory.used` log) that climb steadily and keep climbing in the second half of the
+--query-gpu=memory.used` log, bare `step bytes` pairs from `print(step,
+torch.cuda.memory_allocated())`) that climb steadily and keep climbing in the second half of the
 run, when no out-of-memory error has happened (yet). With an OOM, GD503 reports it instead.
 
 ## Why is this bad?

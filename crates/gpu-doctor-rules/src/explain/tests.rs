@@ -117,3 +117,87 @@ fn sticky_causes() {
     assert!(!is_sticky(Cause::OomCapacity));
     assert!(!is_sticky(Cause::EnvDriverTooOld));
 }
+
+#[test]
+fn bare_step_and_byte_pairs_show_a_leak() {
+    // `print(step, torch.cuda.memory_allocated())` every 10 steps, then a clean exit.
+    let mut text = String::new();
+    for i in 0..6u64 {
+        let _ = writeln!(text, "{} {}", i * 10, 134_218_240 + i * 335_549_440);
+    }
+    text.push_str("rc=0\n");
+    let got = explain_text(text.as_bytes());
+    assert_eq!(got[0].code.0, "GD570");
+    assert_eq!(got[0].cause, Cause::OomLeak);
+    // A flat series is not a leak.
+    let mut flat = String::new();
+    for i in 0..6 {
+        let _ = writeln!(flat, "{} 134218240", i * 10);
+    }
+    assert!(codes(&flat).is_empty());
+}
+
+#[test]
+fn driver_mismatch_errors_get_driver_advice_not_wheel_advice() {
+    for (text, words) in [
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination\n",
+            "error 803",
+        ),
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW\n",
+            "error 804",
+        ),
+    ] {
+        let got = explain_text(text.as_bytes());
+        assert_eq!(got[0].code.0, "GD540");
+        assert_eq!(got[0].cause, Cause::EnvDriverTooOld);
+        assert!(got[0].message.contains(words), "{}", got[0].message);
+        assert!(
+            got[0].remedies.iter().all(|r| !r
+                .command
+                .as_deref()
+                .unwrap_or("")
+                .contains("download.pytorch.org")),
+            "{:?}",
+            got[0].remedies
+        );
+    }
+}
+
+#[test]
+fn software_that_needs_a_newer_gpu() {
+    let got = explain_text(b"RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n");
+    assert_eq!(got[0].code.0, "GD542");
+    assert!(
+        got[0].message.contains("sm_80 or newer"),
+        "{}",
+        got[0].message
+    );
+    assert!(
+        got[0]
+            .remedies
+            .iter()
+            .any(|r| r.command.as_deref().unwrap_or("").contains("sdpa"))
+    );
+}
+
+#[test]
+fn a_wrong_library_version_is_an_install_problem() {
+    let got = explain_text(
+        b"E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n\
+jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.\n",
+    );
+    assert_eq!(got[0].code.0, "GD543");
+    assert_eq!(got[0].cause, Cause::EnvLibMissing);
+    assert!(
+        got[0]
+            .message
+            .starts_with("cuDNN 8.5.0 (built with 8.6.0) is loaded")
+    );
+    // The cuDNN start-up failure it causes comes after it, demoted.
+    assert!(
+        got[1..].iter().all(|f| f.severity == Severity::Info),
+        "{got:?}"
+    );
+}
