@@ -8,6 +8,7 @@
 mod commands;
 mod exit;
 mod printer;
+mod progress;
 mod report_chart;
 
 use clap::{Parser, Subcommand};

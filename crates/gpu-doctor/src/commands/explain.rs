@@ -9,13 +9,13 @@
 use crate::commands::Context;
 use crate::exit::{ExitStatus, Hinted};
 use crate::printer::{Style, findings_json, findings_text};
+use crate::progress::FileProgress;
 use clap::Args;
 use gpu_doctor_model::{Finding, Sample, Severity};
 use gpu_doctor_scan::{ScanOptions, Scanner, scan_reader};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
@@ -37,9 +37,6 @@ pub struct ExplainArgs {
     #[arg(long)]
     pub json: bool,
 }
-
-/// Inputs at least this large get a progress bar (when stderr is a terminal).
-const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 pub fn run(ctx: &Context, args: ExplainArgs) -> anyhow::Result<ExitStatus> {
     let ExplainArgs {
@@ -162,11 +159,12 @@ fn scan_one(scanner: &mut Scanner, file: &Path, progress_allowed: bool) -> anyho
     })?;
     let size = f.metadata().map_or(0, |m| m.len());
     scanner.begin_source(&name);
-    let mut bar =
-        (progress_allowed && size >= PROGRESS_MIN_BYTES).then(|| Progress::new(&name, size));
+    let bar = progress_allowed
+        .then(|| FileProgress::for_file(&name, size))
+        .flatten();
     scan_reader(scanner, f, |done| {
-        if let Some(bar) = bar.as_mut() {
-            bar.update(done);
+        if let Some(bar) = &bar {
+            bar.set(done);
         }
     })
     .map_err(|e| {
@@ -175,9 +173,7 @@ fn scan_one(scanner: &mut Scanner, file: &Path, progress_allowed: bool) -> anyho
             "check the file is readable",
         )
     })?;
-    if let Some(bar) = bar {
-        bar.finish();
-    }
+    drop(bar);
     Ok(())
 }
 
@@ -266,49 +262,5 @@ fn live_sample(ctx: &Context) -> Option<Sample> {
             eprintln!("warning: --live: cannot read the GPUs ({e:#}); going on without live facts");
             None
         }
-    }
-}
-
-/// A plain progress bar on stderr for large inputs (only when stderr is a terminal).
-struct Progress {
-    name: String,
-    total: u64,
-    started: Instant,
-    last_draw: Instant,
-}
-
-impl Progress {
-    fn new(name: &str, total: u64) -> Self {
-        let now = Instant::now();
-        Progress {
-            name: name.to_owned(),
-            total: total.max(1),
-            started: now,
-            last_draw: now.checked_sub(Duration::from_secs(1)).unwrap_or(now),
-        }
-    }
-
-    fn update(&mut self, done: u64) {
-        if self.last_draw.elapsed() < Duration::from_millis(100) {
-            return;
-        }
-        self.last_draw = Instant::now();
-        let fraction = (done as f64 / self.total as f64).min(1.0);
-        let width = 30usize;
-        let filled = (fraction * width as f64) as usize;
-        let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-        let rate = done as f64 / secs / 1e6;
-        eprint!(
-            "\r{} [{}{}] {:>3.0}% {:.0} MB/s",
-            self.name,
-            "#".repeat(filled),
-            "-".repeat(width - filled),
-            fraction * 100.0,
-            rate
-        );
-    }
-
-    fn finish(self) {
-        eprint!("\r{}\r", " ".repeat(self.name.len() + 50));
     }
 }

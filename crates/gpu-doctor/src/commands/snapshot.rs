@@ -9,6 +9,7 @@
 use crate::commands::Context;
 use crate::exit::{ExitStatus, Hinted};
 use crate::printer::{self, Style};
+use crate::progress::FileProgress;
 use clap::{Args, Subcommand};
 use gpu_doctor_model::{Finding, Severity};
 use gpu_doctor_rules::memory::growth::{self, GrowthFacts, SiteGrowth};
@@ -17,11 +18,9 @@ use gpu_doctor_snapshot::{
     Analysis, AnalyzeOptions, Snapshot, SnapshotDiff, analyze, diff, format_bytes,
 };
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Files at least this large get a progress bar on a terminal.
-const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 /// Points of the memory-over-time series in `--json` and in the HTML page.
 const JSON_TIMELINE_POINTS: usize = 64;
 const HTML_TIMELINE_POINTS: usize = 800;
@@ -90,22 +89,14 @@ pub fn run(ctx: &Context, args: SnapshotArgs) -> anyhow::Result<ExitStatus> {
 /// Reads a snapshot, with a progress bar for a large file on a terminal.
 fn load(path: &Path) -> anyhow::Result<Snapshot> {
     let len = std::fs::metadata(path).map_or(0, |m| m.len());
-    let show = len >= PROGRESS_MIN_BYTES && std::io::stderr().is_terminal();
+    let bar = FileProgress::for_file(&format!("reading {}", file_name(path)), len);
     let mut progress = |at: u64| {
-        if show {
-            let pct = (at.min(len) * 100 / len.max(1)) as usize;
-            let bar = "#".repeat(pct / 4) + &" ".repeat(25 - pct / 4);
-            eprint!(
-                "\rreading [{bar}] {pct:>3}% {} / {}",
-                format_bytes(at.min(len)),
-                format_bytes(len)
-            );
+        if let Some(bar) = &bar {
+            bar.set(at);
         }
     };
     let result = gpu_doctor_snapshot::read_file(path, &mut progress);
-    if show {
-        eprint!("\r{}\r", " ".repeat(70));
-    }
+    drop(bar);
     result.map_err(|e| Hinted::new(format!("{}: {e}", path.display()), e.hint()))
 }
 
