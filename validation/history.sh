@@ -11,11 +11,13 @@ DB="$D/history.db"
 $B record -o "$D/rec-leak.ndjson" --store "$DB" --interval 500ms --duration 95s 2>>"$D/log.txt" &
 REC=$!
 sleep 2
+# The jobs' own pids (each is the python process started here), not read from their logs:
+# those are written only once torch has loaded, seconds later.
 python3 validation/history/jobs.py plateau 90 >"$D/plateau.log" 2>&1 &
+PLATEAU_PID=$!
 python3 validation/history/jobs.py leak 85 >"$D/leak.log" 2>&1 &
+LEAK_PID=$!
 START=$(date +%s)
-sleep 1
-LEAK_PID=$(awk '/^pid/{print $2}' "$D/leak.log"); PLATEAU_PID=$(awk '/^pid/{print $2}' "$D/plateau.log")
 echo "leak pid $LEAK_PID plateau pid $PLATEAU_PID start $START" >>"$D/log.txt"
 FIRST=""
 for i in $(seq 1 17); do

@@ -124,6 +124,21 @@ YAML
     echo "# $q"; curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$q"; echo
   done >"$D/prometheus-query.txt" 2>&1
   nvidia-smi --query-gpu=index,memory.used,utilization.gpu,temperature.gpu,power.draw --format=csv >>"$D/prometheus-query.txt" 2>&1
+  # What Prometheus stored against nvidia-smi now, per GPU (memory in MiB: the same unit).
+  curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=gpu_doctor_memory_used_bytes" \
+    >"$D/prometheus-memory.json" 2>&1
+  nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits >"$D/prometheus-smi.csv" 2>&1
+  $PY - "$D/prometheus-memory.json" "$D/prometheus-smi.csv" >"$D/prometheus-compare.txt" 2>&1 <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+prom = {r["metric"].get("gpu"): float(r["value"][1]) / 2**20 for r in doc["data"]["result"]}
+for line in open(sys.argv[2]):
+    idx, used = [x.strip() for x in line.split(",")]
+    got = prom.get(idx)
+    verdict = "MISSING" if got is None else ("ok" if abs(got - float(used)) <= max(64, 0.02 * float(used)) else "DIFF")
+    print(f"{verdict} gpu {idx}: prometheus {got if got is None else round(got)} MiB, nvidia-smi {used} MiB")
+PY
+  cat "$D/prometheus-compare.txt" | tee -a "$LOG"
   curl -s "http://127.0.0.1:$pport/api/v1/targets" >"$D/prometheus-targets.json" 2>&1
   curl -s "http://127.0.0.1:$pport/api/v1/rules" >"$D/prometheus-rules.json" 2>&1
 else

@@ -14,7 +14,10 @@ step() { echo "+ $*" >>"$L"; local s; s=$(date +%s%N); "$@"; local rc=$?; echo "
 nvidia-smi --query-gpu=name,memory.used,memory.total,driver_version --format=csv >"$D/gpu.txt" 2>&1
 python3 -c "import torch; print(torch.__version__, torch.version.cuda)" >>"$D/gpu.txt" 2>&1
 
-for mode in train leak frag-oom stacks-all; do
+# ONLY=large skips the small snapshots (for a pass that re-measures the benchmark alone).
+SMALL_MODES="train leak frag-oom stacks-all"
+[ "${ONLY:-}" = large ] && SMALL_MODES=""
+for mode in $SMALL_MODES; do
   step timeout 75 python3 validation/snapshot/produce.py "$mode" "$W" >"$D/$mode.produce.log" 2>&1
   cp "$W/$mode.stats.json" "$D/" 2>>"$L"
   if [ -f "$W/$mode.pickle" ]; then
