@@ -150,6 +150,16 @@ regex!(
     r"driver on your system is too old \(found version (\d+)\)"
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
+// JAX's own check of the CUDA libraries it loads: `Found cuDNN version 8600, but JAX was built
+// against version 8906, which is newer` (also CUDA, cuSOLVER, cuBLAS, ...).
+regex!(
+    RE_BUILT_AGAINST,
+    r"Found (\S+) version (\d+), but \S+ was built against version (\d+), which is newer"
+);
+// Its later wording: `Outdated cuDNN installation found.` then the versions on their own lines.
+regex!(RE_OUTDATED_INSTALL, r"Outdated (\S+) installation found");
+// nccl-tests: `NCCL failure common.cu:874 'unhandled system error'`.
+regex!(RE_NCCL_TEST_FAILURE, r"NCCL failure \S+:\d+ '([^']+)'");
 regex!(
     RE_CUDNN_RUNTIME,
     r"Loaded runtime CuDNN library: (\d+(?:\.\d+)*) but source was compiled with: (\d+(?:\.\d+)*)"
@@ -932,6 +942,23 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("cuDNN {} (built with {})", &c[1], &c[2])),
         ));
     }
+    // (A cheap substring test first: these regexes would otherwise run on every line here.)
+    if text.contains("was built against")
+        && let Some(c) = RE_BUILT_AGAINST.captures(text)
+    {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("{} {} (built with {})", &c[1], &c[2], &c[3])),
+        ));
+    }
+    if text.contains("Outdated ")
+        && let Some(c) = RE_OUTDATED_INSTALL.captures(text)
+    {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("{} (older than the build needs)", &c[1])),
+        ));
+    }
     if let Some(c) = RE_LIB.captures(text) {
         // "libcudnn_cnn_infer.so.8." at the end of a sentence: the dot is not the version's.
         let lib = c[1].trim_end_matches('.').to_owned();
@@ -1032,6 +1059,15 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: c.get(2).map(|m| m.as_str().to_owned()),
         });
     }
+    if text.contains("NCCL failure")
+        && let Some(c) = RE_NCCL_TEST_FAILURE.captures(text)
+    {
+        return Some(NcclInfo {
+            kind: c[1].to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
     if let Some(c) = RE_NCCL_NAME.captures(text) {
         return Some(NcclInfo {
             kind: c[1].to_owned(),
@@ -1084,7 +1120,11 @@ fn kernel(text: &str) -> Option<ObsKind> {
             detail,
         });
     }
-    if text.contains("fallen off the bus") || text.contains("GPU is lost") {
+    // nvidia-smi's words for a GPU the driver can no longer reach: `Unable to determine the
+    // device handle for GPU 0000:0B:00.0: Unknown Error` (or `: GPU is lost`).
+    let no_handle = text.contains("Unable to determine the device handle for GPU")
+        && text.contains("Unknown Error");
+    if text.contains("fallen off the bus") || text.contains("GPU is lost") || no_handle {
         return Some(ObsKind::Xid {
             xid: 79,
             pci: pci(),
@@ -1473,6 +1513,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // nvidia-smi cannot reach the GPU any more: the same state as Xid 79.
+        match one("Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error") {
+            ObsKind::Xid { xid, pci, .. } => {
+                assert_eq!(xid, 79);
+                assert_eq!(pci.as_deref(), Some("0000:0B:00.0"));
+            }
+            other => panic!("{other:?}"),
+        }
         match one("NVRM: Xid (0000:03:00): 14, Channel 00000001") {
             ObsKind::Xid { xid, .. } => assert_eq!(xid, 14),
             other => panic!("{other:?}"),
@@ -1617,10 +1665,48 @@ mod tests {
             ),
             (EnvKind::ArchUnsupported, Some("needs sm_80".to_owned()))
         );
+        assert_eq!(
+            env_of(
+                "CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8906, which is newer. The copy of cuDNN that is installed must be at least as new as the version against which JAX was built."
+            ),
+            (
+                EnvKind::LibMismatch,
+                Some("cuDNN 8600 (built with 8906)".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of(
+                "I0105 14:05:05.749943 140453630969664 xla_bridge.py:660] Unable to initialize backend 'cuda': Found cuSOLVER version 11002, but JAX was built against version 11401, which is newer."
+            ),
+            (
+                EnvKind::LibMismatch,
+                Some("cuSOLVER 11002 (built with 11401)".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of("E   Outdated cuDNN installation found."),
+            (
+                EnvKind::LibMismatch,
+                Some("cuDNN (older than the build needs)".to_owned())
+            )
+        );
         match one(
             "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
         ) {
             ObsKind::Cudnn(s) => assert_eq!(s.status, "HANDLE_CREATION_FAILED"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn nccl_tests_failure_line() {
+        // nccl-tests' own wording, with the file and line of the failing check.
+        match one("NCCL failure common.cu:874 'unhandled system error'") {
+            ObsKind::Nccl(n) => assert_eq!(n.kind, "unhandled system error"),
+            other => panic!("{other:?}"),
+        }
+        match one("fastmoe: Test NCCL failure common.cu:777 'unhandled system error'") {
+            ObsKind::Nccl(n) => assert_eq!(n.kind, "unhandled system error"),
             other => panic!("{other:?}"),
         }
     }
