@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validation of memory budgets on a real H200 (issue 11): `run --memory-limit`, `guard`, and
-# MIG/MPS in `status`. Budget: 2 minutes, GPU 0 only.
+# MIG/MPS in `status`. Budget: 2 minutes, on the caller's CUDA_VISIBLE_DEVICES (default GPU 0) only.
 #
 #   OUT=/some/dir validation/guard.sh          (from the repo root, release binary built)
 #
@@ -33,7 +33,10 @@ PY=${PYTHON:-python3}
 V="$ROOT/validation/guard"
 LOG="$D/steps.log"
 : > "$LOG"
-export CUDA_VISIBLE_DEVICES=0
+# The caller's GPU (validation/all.sh gives each stream its own), else GPU 0. NVML numbers
+# GPUs as nvidia-smi does, which is CUDA's order here (one index, no reordering).
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+GPU=${CUDA_VISIBLE_DEVICES%%,*}
 T0=$(date +%s)
 
 note() { echo "$*" | tee -a "$LOG"; }
@@ -159,11 +162,12 @@ interval = "1s"
 
 [[budget]]
 user = "nobody"
-gpu = [0]
+gpu = [GPU_INDEX]
 limit = "4GiB"
 action = "stop"
 grace = "5s"
 EOF
+sed -i "s/GPU_INDEX/$GPU/" "$D/budget.toml"
 # nobody cannot read a repo or output folder under /root: its script and heartbeat live in a
 # world-readable temporary folder.
 TMPD=$(mktemp -d /tmp/gd-guard.XXXXXX)

@@ -65,8 +65,9 @@ pub fn budget_exceeded(gpu: GpuIndex, used: u64, limit: u64, pids: &[u32]) -> Fi
     .on_gpu(gpu)
     .with_evidence(nvml(
         format!(
-            "{} of the job hold {} on GPU {gpu}; budget {}",
+            "{} of the job {} {} on GPU {gpu}; budget {}",
             pid_list(pids),
+            if pids.len() == 1 { "holds" } else { "hold" },
             format_bytes(used),
             format_bytes(limit)
         ),

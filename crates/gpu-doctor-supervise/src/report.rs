@@ -124,9 +124,14 @@ impl RunReport {
         );
         for a in &self.attempts {
             let cause = a.cause.map_or("-", Cause::as_str);
-            let peak = a
-                .peak_gpu_memory_bytes
-                .map_or_else(|| "-".to_owned(), format_bytes);
+            // Whose peak: the job's own processes, or the whole GPU (shared with others).
+            let peak = a.peak_gpu_memory_bytes.map_or_else(
+                || "-".to_owned(),
+                |b| match a.peak_gpu_memory_source {
+                    Some("device") => format!("{} (GPU)", format_bytes(b)),
+                    _ => format_bytes(b),
+                },
+            );
             let _ = writeln!(
                 out,
                 "  {:>2}. exit {:<3} {:<18} {:<19} {:>7.1} s  peak {peak}",

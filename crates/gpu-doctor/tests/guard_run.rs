@@ -131,6 +131,14 @@ fn a_job_over_its_budget_is_stopped_with_a_finding() {
     let pid = std::fs::read_to_string(dir.path().join("job.pid")).unwrap();
     let block = block.replace(&format!("process {pid} "), "process [PID] ");
     insta::assert_snapshot!("run_enforced_findings", block);
+    // The summary says why the run ended: the budget, with the job's own peak.
+    assert!(
+        stderr.contains(
+            "  stopped because: --enforce stopped it: it used 30.0 GiB against its budget of 20.0 GiB (see GD591)\n"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("oom_capacity       stop"), "{stderr}");
 }
 
 #[test]

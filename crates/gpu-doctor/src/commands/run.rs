@@ -214,6 +214,30 @@ fn memory_budget(
     }
 }
 
+/// When `--enforce` stopped the job, that is why its last attempt ended, whatever its output
+/// said: the attempt and the run's stop reason say so, with the job's own peak (not the
+/// whole GPU's, which other jobs share).
+fn settle_budget_stop(
+    report: &mut gpu_doctor_supervise::report::RunReport,
+    budget: &gpu_doctor_guard::BudgetReport,
+) {
+    let peak = budget.peak_bytes.values().copied().max();
+    if let Some(last) = report.attempts.last_mut() {
+        last.cause = Some(gpu_doctor_model::Cause::OomCapacity);
+        "stop".clone_into(&mut last.action);
+        "stopped by --enforce: over its memory budget".clone_into(&mut last.reason);
+        if peak.is_some() {
+            last.peak_gpu_memory_bytes = peak;
+            last.peak_gpu_memory_source = Some("process");
+        }
+    }
+    report.stop_reason = Some(format!(
+        "--enforce stopped it: it used {} against its budget of {} (see GD591)",
+        peak.map_or_else(|| "more".to_owned(), gpu_doctor_model::units::format_bytes),
+        gpu_doctor_model::units::format_bytes(budget.limit_bytes)
+    ));
+}
+
 fn batch_spec(args: &RunArgs) -> anyhow::Result<Option<BatchSpec>> {
     let start = match args.batch.as_deref() {
         None => None,
@@ -406,6 +430,9 @@ pub fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitStatus> {
     });
     let mut result: RunResult = supervisor.run(&signals).map_err(setup)?;
     if let Some(report) = budget.map(gpu_doctor_guard::BudgetThread::finish) {
+        if report.stopped {
+            settle_budget_stop(&mut result.report, &report);
+        }
         // The budget's findings come first: when the job was stopped for it, that is why it
         // ended, whatever its output says (the stop, GD591, before the warning, GD590).
         let mut findings = report.findings;

