@@ -10,7 +10,7 @@ use crate::model::{
     Action, AllocatorSettings, BlockState, Frame, SegmentType, Snapshot, StackId, TraceEntry,
 };
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::fmt::Write as _;
 
 /// The allocator's smallest block (`kMinBlockSize`): every allocation is rounded up to it.
@@ -283,8 +283,8 @@ impl<'a> Sites<'a> {
     fn new(snap: &'a Snapshot) -> Self {
         Sites {
             snap,
-            by_stack: HashMap::new(),
-            by_key: HashMap::new(),
+            by_stack: HashMap::default(),
+            by_key: HashMap::default(),
             info: Vec::new(),
         }
     }
@@ -365,8 +365,8 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
 
     // Alive at the end, by address (for exact sizes of survivors) and by site.
     let mut sites = Sites::new(snap);
-    let mut end_blocks: HashMap<u64, (u64, usize)> = HashMap::new();
-    let mut live_end: HashMap<usize, (u64, usize)> = HashMap::new();
+    let mut end_blocks: HashMap<u64, (u64, usize)> = HashMap::default();
+    let mut live_end: HashMap<usize, (u64, usize)> = HashMap::default();
     for seg in &segments {
         for b in &seg.blocks {
             if b.state == BlockState::ActiveAllocated {
@@ -472,7 +472,7 @@ pub fn analyze(snap: &Snapshot, opts: &AnalyzeOptions) -> Analysis {
             .map_or(allocated_bytes, |p| p.allocated_bytes),
     );
 
-    let mut actions: HashMap<Action, usize> = HashMap::new();
+    let mut actions: HashMap<Action, usize> = HashMap::default();
     for e in trace {
         *actions.entry(e.action).or_default() += 1;
     }
@@ -702,7 +702,7 @@ fn replay(
     points: usize,
 ) -> Replay {
     let n = trace.len();
-    let mut last_alloc: HashMap<u64, usize> = HashMap::new();
+    let mut last_alloc: HashMap<u64, usize> = HashMap::default();
     for (i, e) in trace.iter().enumerate() {
         if e.action == Action::Alloc {
             last_alloc.insert(e.addr, i);
@@ -712,8 +712,8 @@ fn replay(
     // the peak, the OOM moment and the timeline buckets; and the frees of allocations made
     // before the recording began.
     let mut set = LiveSet {
-        live: HashMap::new(),
-        pending: HashSet::new(),
+        live: HashMap::default(),
+        pending: HashSet::default(),
         end_blocks,
         last_alloc: &last_alloc,
     };
@@ -727,7 +727,7 @@ fn replay(
     let (mut peak_a, mut peak_at, mut max_r) = (i64::MIN, 0usize, i64::MIN);
     let mut peak_r = 0i64;
     let mut raw_oom = None;
-    let mut before: HashMap<usize, i64> = HashMap::new();
+    let mut before: HashMap<usize, i64> = HashMap::default();
     let mut before_count = 0;
     for (i, e) in trace.iter().enumerate() {
         let known = set.live.contains_key(&e.addr) || set.pending.contains(&e.addr);
@@ -798,18 +798,18 @@ fn replay(
     let at_oom = raw_oom.map(|(x, y)| (anchor(base_a, x), anchor(base_r, y)));
 
     // Pass 2: per-site live bytes by window, and the live set at the peak.
-    let mut windows: HashMap<usize, SiteWindows> = HashMap::new();
+    let mut windows: HashMap<usize, SiteWindows> = HashMap::default();
     let mut live_by_site: HashMap<usize, i64> = before.clone();
     for (&site, &bytes) in &before {
         windows.entry(site).or_default().samples[0] = bytes;
     }
     let mut set = LiveSet {
-        live: HashMap::new(),
-        pending: HashSet::new(),
+        live: HashMap::default(),
+        pending: HashSet::default(),
         end_blocks,
         last_alloc: &last_alloc,
     };
-    let mut peak_sites: HashMap<usize, u64> = HashMap::new();
+    let mut peak_sites: HashMap<usize, u64> = HashMap::default();
     let mut next_window = 1;
     for (i, e) in trace.iter().enumerate() {
         match set.step(i, e, sites) {
@@ -928,7 +928,7 @@ fn sites_at_end(
     device: Option<i64>,
 ) -> HashMap<Vec<String>, (String, u64, usize)> {
     let mut sites = Sites::new(snap);
-    let mut out: HashMap<Vec<String>, (String, u64, usize)> = HashMap::new();
+    let mut out: HashMap<Vec<String>, (String, u64, usize)> = HashMap::default();
     for seg in snap.segments.iter().filter(|s| Some(s.device) == device) {
         for b in &seg.blocks {
             if b.state == BlockState::ActiveAllocated {

@@ -6,13 +6,14 @@
 //! 4 bytes, a handle that is one of:
 //! - empty: the object was used up by its parent and cannot be referenced again;
 //! - a stack id, inline: a finished `frames` list;
+//! - a frame id, inline: a frame dict, which every trace entry's `frames` list refers to;
 //! - a string id, inline: short strings are interned, so a million `"N/A"` are one string;
 //! - a slot in a small table holding any other value (containers still being filled).
 //!
 //! A plain `Vec<Value>` memo would be 16 bytes per index plus a heap string per `"N/A"`, more
 //! than half a gigabyte for an 800 MB snapshot.
 
-use crate::model::StackId;
+use crate::model::{FrameId, StackId};
 use crate::reader::Value;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -31,6 +32,8 @@ impl Handle {
     const TABLE: u32 = 0;
     const STACK: u32 = 1;
     const STRING: u32 = 2;
+    /// Shares its tag with EMPTY (all ones), whose payload no frame id reaches.
+    const FRAME: u32 = 3;
 
     fn new(tag: u32, payload: u32) -> Option<Handle> {
         // The all-ones payload of the last tag is EMPTY; payloads stop one short of it.
@@ -111,6 +114,7 @@ impl Memo {
         self.clear(index);
         let inline = match &value {
             Value::Stack(id) => Handle::new(Handle::STACK, id.0),
+            Value::Frame(id) => Handle::new(Handle::FRAME, id.0),
             Value::Str(s) => self
                 .string_ids
                 .get(s.as_str())
@@ -141,6 +145,7 @@ impl Memo {
         }
         match h.tag() {
             Handle::STACK => Some(Value::Stack(StackId(h.payload()))),
+            Handle::FRAME => Some(Value::Frame(FrameId(h.payload()))),
             Handle::STRING => Some(Value::Str(self.strings[h.payload() as usize].clone())),
             _ => self.table.get(h.payload() as usize)?.clone(),
         }
@@ -177,11 +182,14 @@ mod tests {
         m.set(0, Value::Str(action)).unwrap();
         m.set(1, Value::Stack(StackId(7))).unwrap();
         m.set(2, Value::Int(5)).unwrap();
+        m.set(4, Value::Frame(FrameId(3))).unwrap();
+        assert!(matches!(m.get(4), Some(Value::Frame(FrameId(3)))));
+        m.clear(4);
         assert_eq!(text(m.get(0)).as_deref(), Some("action"));
         assert!(matches!(m.get(1), Some(Value::Stack(StackId(7)))));
         assert!(matches!(m.get(2), Some(Value::Int(5))));
         assert_eq!(m.table.len(), 1, "only the int is in the table");
-        assert_eq!(m.next_index(), 3);
+        assert_eq!(m.next_index(), 5);
         // A cleared index is gone, and its table slot is reused.
         m.clear(2);
         assert!(m.get(2).is_none());

@@ -287,6 +287,9 @@ struct Machine {
     legacy_history: bool,
     /// Reused between SETITEMS so each dict costs one allocation.
     scratch_pairs: Vec<(Value, Value)>,
+    /// Reused by `pop_mark` and `append_items`.
+    scratch_items: Vec<Value>,
+    scratch_resolved: Vec<Value>,
 }
 
 type R<T> = Result<T, SnapshotError>;
@@ -334,6 +337,8 @@ impl Machine {
             offset: 0,
             legacy_history: false,
             scratch_pairs: Vec::new(),
+            scratch_items: Vec::new(),
+            scratch_resolved: Vec::new(),
         }
     }
 
@@ -382,6 +387,9 @@ impl Machine {
             .ok_or_else(|| self.malformed("pop from an empty stack"))
     }
 
+    /// The values above the last MARK, in a reused buffer (one allocation per container
+    /// would dominate a file of millions of small dicts); `set_items` and `append_items` hand
+    /// it back.
     fn pop_mark(&mut self) -> R<Vec<Value>> {
         let mark = self
             .marks
@@ -390,7 +398,10 @@ impl Machine {
         if mark > self.stack.len() {
             return Err(self.malformed("MARK above the stack top"));
         }
-        Ok(self.stack.split_off(mark))
+        let mut items = std::mem::take(&mut self.scratch_items);
+        items.clear();
+        items.extend(self.stack.drain(mark..));
+        Ok(items)
     }
 
     fn new_slot(&mut self, kind: SlotKind) -> R<Value> {
@@ -432,10 +443,15 @@ impl Machine {
 
     /// Turns a stack value into a finished value: a container reference is completed (typed
     /// if its shape is known) and moved out of its slot. Returns the value and its depth.
+    #[inline]
     fn resolve(&mut self, v: Value) -> R<(Value, u16)> {
-        let Value::Ref(i, generation) = v else {
-            return Ok((v, 0));
-        };
+        match v {
+            Value::Ref(i, generation) => self.resolve_ref(i, generation),
+            other => Ok((other, 0)),
+        }
+    }
+
+    fn resolve_ref(&mut self, i: u32, generation: u32) -> R<(Value, u16)> {
         let offset = self.offset;
         let stale = || SnapshotError::Malformed {
             offset,
@@ -495,14 +511,21 @@ impl Machine {
         Ok(())
     }
 
-    fn append_items(&mut self, target: &Value, items: Vec<Value>) -> R<()> {
-        let mut resolved = Vec::with_capacity(items.len());
+    fn append_items(&mut self, target: &Value, mut items: Vec<Value>) -> R<()> {
+        if self.append_frames(target, &items)? {
+            items.clear();
+            self.scratch_items = items;
+            return Ok(());
+        }
+        let mut resolved = std::mem::take(&mut self.scratch_resolved);
+        resolved.clear();
         let mut max_depth = 0u16;
-        for item in items {
+        for item in items.drain(..) {
             let (v, d) = self.resolve(item)?;
             max_depth = max_depth.max(d);
             resolved.push(v);
         }
+        self.scratch_items = items;
         // A trace entry was counted when it was typed (`finish_dict`).
         let untyped = resolved
             .iter()
@@ -519,26 +542,65 @@ impl Machine {
                 what: "APPEND to something that is not a list being built".into(),
             });
         };
-        for v in resolved {
+        for v in resolved.drain(..) {
             list_push(list, v);
         }
+        self.scratch_resolved = resolved;
         self.check_depth(depth)
     }
 
-    fn set_items(&mut self, target: &Value, items: Vec<Value>) -> R<()> {
+    /// The common case, a stack's frames (every trace entry has one): frame ids straight into
+    /// the list, without resolving or re-matching each item. Returns false when `items` are
+    /// not all frames or the target is not a list of frames, for the general path.
+    fn append_frames(&mut self, target: &Value, items: &[Value]) -> R<bool> {
+        if items.is_empty() || !items.iter().all(|v| matches!(v, Value::Frame(_))) {
+            return Ok(false);
+        }
+        let Value::Ref(i, generation) = *target else {
+            return Ok(false);
+        };
+        let Some(slot) = self
+            .slots
+            .get_mut(i as usize)
+            .filter(|s| s.generation == generation)
+        else {
+            return Ok(false);
+        };
+        let SlotKind::List(list) = &mut slot.kind else {
+            return Ok(false);
+        };
+        if matches!(list, ListBuf::Empty) {
+            *list = ListBuf::Frames(Vec::with_capacity(items.len()));
+        }
+        let ListBuf::Frames(frames) = list else {
+            return Ok(false);
+        };
+        frames.extend(items.iter().filter_map(|v| match v {
+            Value::Frame(id) => Some(*id),
+            _ => None,
+        }));
+        // Frames are leaves: the list is one deeper than nothing.
+        slot.depth = slot.depth.max(1);
+        self.charge(VALUE_COST * items.len() as u64)?;
+        Ok(true)
+    }
+
+    fn set_items(&mut self, target: &Value, mut items: Vec<Value>) -> R<()> {
         if items.len() % 2 != 0 {
             return Err(self.malformed("SETITEMS with an odd number of items"));
         }
         let mut pairs = std::mem::take(&mut self.scratch_pairs);
         pairs.clear();
         let mut max_depth = 0u16;
-        let mut it = items.into_iter();
+        let mut it = items.drain(..);
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
             let (k, dk) = self.resolve(k)?;
             let (v, dv) = self.resolve(v)?;
             max_depth = max_depth.max(dk).max(dv);
             pairs.push((k, v));
         }
+        drop(it);
+        self.scratch_items = items;
         self.charge(2 * VALUE_COST * pairs.len() as u64)?;
         let offset = self.offset;
         let slot = self.slot_mut(target)?;
@@ -895,10 +957,11 @@ impl Machine {
         if frames.is_empty() {
             return Ok(StackId::EMPTY);
         }
-        let key: Rc<[FrameId]> = Rc::from(frames);
-        if let Some(id) = self.stack_ids.get(&key) {
+        // Looked up by slice: a stack seen before (nearly all of them) costs no allocation.
+        if let Some(id) = self.stack_ids.get(frames.as_slice()) {
             return Ok(*id);
         }
+        let key: Rc<[FrameId]> = Rc::from(frames);
         self.charge(64 + 8 * key.len() as u64)?;
         let id = StackId(
             u32::try_from(self.stacks.len()).map_err(|_| self.malformed("too many stacks"))?,
