@@ -23,7 +23,7 @@ step() { # name timeout_s command...
   timeout "$limit" "$@" > "$DIR/$name.out" 2>&1
   rc=$?
   t1=$(date +%s.%N)
-  printf '%s rc=%s %.2fs: %s\n' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "$*" | tee -a "$LOG"
+  printf '%s rc=%s %.2fs: %s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$*" | tee -a "$LOG"
 }
 
 explain() { # name [extra args]

@@ -16,6 +16,9 @@
 #            failures made on the GPU (3)
 # Carried (ignored by git): .carry (release binaries), .whl (nvitop), .tools (prometheus.xz,
 # the nvtop .deb and its libraries from Debian).
+# RERUN=1 runs a shorter set for re-measuring after fixes: the status bench alone in phase 1,
+# then budgets and the watch bench (GPU 1), the large snapshot (GPU 1) and the run bench
+# (GPU 0), each on a GPU no other stream fills.
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT}"
@@ -60,10 +63,12 @@ mkdir -p "$RESULTS/quiet"
   echo "[$(date -u +%T)] status bench"
   timeout 150 python3 bench/status/bench.py --bin target/release/gpu-doctor --runs 20 \
     --record-seconds 20 --probe target/release/nvml-probe
-  echo "[$(date -u +%T)] check bench"
-  timeout 150 bash bench/check/run.sh 5 "$RESULTS/quiet/check"
-  target/release/gpu-doctor check --color never >"$RESULTS/quiet/check-warm.txt" 2>&1
-  target/release/gpu-doctor check --json >"$RESULTS/quiet/check-warm.json" 2>&1
+  if [ -z "${RERUN:-}" ]; then
+    echo "[$(date -u +%T)] check bench"
+    timeout 150 bash bench/check/run.sh 5 "$RESULTS/quiet/check"
+    target/release/gpu-doctor check --color never >"$RESULTS/quiet/check-warm.txt" 2>&1
+    target/release/gpu-doctor check --json >"$RESULTS/quiet/check-warm.json" 2>&1
+  fi
   echo "[$(date -u +%T)] phase 1 done"
 } >"$RESULTS/quiet/bench.txt" 2>&1
 
@@ -75,23 +80,40 @@ step() { # stream-name seconds gpu command...
   CUDA_VISIBLE_DEVICES=$gpu timeout -k 10 "$limit" "$@" >>"$RESULTS/$name.streamlog" 2>&1
   echo "[$(date -u +%T)] end $* rc=$? after $(( $(date +%s) - t0 )) s" >>"$RESULTS/$name.streamlog"
 }
-(
-  step A 110 "$G1" bash validation/history.sh
-  step A 100 "$G1" bash validation/serve.sh
-  mkdir -p "$RESULTS/watch"
-  OUT_DIR="$RESULTS/watch" step A 90 "$G1" bash bench/watch/run.sh 20
-) &
-PA=$!
-( step B 150 "$G1" bash validation/guard.sh ) &
-PB=$!
-( ONLY=large step C 240 "$G1" bash validation/snapshot.sh ) &
-PC=$!
-(
-  mkdir -p "$RESULTS/run"
-  RUNS=1 step D 170 0 bash bench/run/run.sh "$RESULTS/run/bench" target/release/gpu-doctor
-  step D 200 0 bash validation/explain.sh
-) &
-PD=$!
+if [ -n "${RERUN:-}" ]; then
+  (
+    step A 150 "$G1" bash validation/guard.sh
+    mkdir -p "$RESULTS/watch"
+    OUT_DIR="$RESULTS/watch" step A 110 "$G1" bash bench/watch/run.sh 15
+  ) &
+  PA=$!
+  ( ONLY=large step C 240 "$G1" bash validation/snapshot.sh ) &
+  PC=$!
+  (
+    mkdir -p "$RESULTS/run"
+    RUNS=1 step D 170 0 bash bench/run/run.sh "$RESULTS/run/bench" target/release/gpu-doctor
+  ) &
+  PD=$!
+  PB=$PD
+else
+  (
+    step A 110 "$G1" bash validation/history.sh
+    step A 100 "$G1" bash validation/serve.sh
+    mkdir -p "$RESULTS/watch"
+    OUT_DIR="$RESULTS/watch" step A 90 "$G1" bash bench/watch/run.sh 20
+  ) &
+  PA=$!
+  ( step B 150 "$G1" bash validation/guard.sh ) &
+  PB=$!
+  ( ONLY=large step C 240 "$G1" bash validation/snapshot.sh ) &
+  PC=$!
+  (
+    mkdir -p "$RESULTS/run"
+    RUNS=1 step D 170 0 bash bench/run/run.sh "$RESULTS/run/bench" target/release/gpu-doctor
+    step D 200 0 bash validation/explain.sh
+  ) &
+  PD=$!
+fi
 BUDGET=${BUDGET:-400}
 any_alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 END=$((SECONDS + BUDGET))
