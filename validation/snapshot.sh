@@ -50,7 +50,7 @@ done
 step timeout 150 python3 validation/snapshot/produce.py large "$W" >"$D/large.produce.log" 2>&1
 cp "$W/large.stats.json" "$D/" 2>>"$L"
 if [ -f "$W/large.pickle" ]; then
-  RUNS=1 step timeout 200 bash bench/snapshot/run.sh "$W/large.pickle" "$B" >"$D/bench.txt" 2>&1
+  RUNS=${BENCH_RUNS:-1} step timeout 200 bash bench/snapshot/run.sh "$W/large.pickle" "$B" >"$D/bench.txt" 2>&1
   step timeout 60 $B snapshot --json "$W/large.pickle" >"$D/large.gpu-doctor.json" 2>"$D/large.gpu-doctor.err"
 fi
 rm -rf "$W"
