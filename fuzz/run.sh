@@ -3,10 +3,11 @@
 #
 #   fuzz/run.sh [SECONDS]     (default 20 per target)
 #
-# With a nightly toolchain and cargo-fuzz installed, each target runs under libFuzzer for
-# SECONDS. Without them (CI has stable Rust only), the stable stand-ins run instead: the
-# randomized tests that feed the same code hostile input (`cargo test` harnesses listed in
-# STABLE_FALLBACKS below). Each engineer adds their target's fallback there.
+# With cargo-fuzz installed, each target runs under libFuzzer (with AddressSanitizer) for
+# SECONDS: on a nightly toolchain when there is one, else on the stable one with
+# RUSTC_BOOTSTRAP=1 (cargo-fuzz passes nightly-only `-Z` flags). Without cargo-fuzz, the stable
+# stand-ins run instead: the randomized tests that feed the same code hostile input (`cargo
+# test` harnesses listed in STABLE_FALLBACKS below). Each engineer adds their target's fallback.
 set -u
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
@@ -17,12 +18,18 @@ STABLE_FALLBACKS=(
 
 targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^gpu-doctor-fuzz$')
 
-if rustup toolchain list 2>/dev/null | grep -q '^nightly' && cargo +nightly fuzz --version >/dev/null 2>&1; then
+if cargo fuzz --version >/dev/null 2>&1; then
+  if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    fuzz=(cargo +nightly fuzz)
+  else
+    export RUSTC_BOOTSTRAP=1
+    fuzz=(cargo fuzz)
+  fi
   status=0
   for t in $targets; do
-    echo "==> cargo fuzz run $t (${seconds}s)"
+    echo "==> ${fuzz[*]} run $t (${seconds}s)"
     mkdir -p "fuzz/corpus/$t"
-    if ! cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="$seconds" -rss_limit_mb=2048; then
+    if ! "${fuzz[@]}" run "$t" "fuzz/corpus/$t" -- -max_total_time="$seconds" -rss_limit_mb=2048; then
       echo "fuzz target $t failed" >&2
       status=1
     fi
@@ -30,7 +37,7 @@ if rustup toolchain list 2>/dev/null | grep -q '^nightly' && cargo +nightly fuzz
   exit $status
 fi
 
-echo "cargo-fuzz or a nightly toolchain is missing: running the stable randomized stand-ins"
+echo "cargo-fuzz is missing: running the stable randomized stand-ins"
 status=0
 for args in "${STABLE_FALLBACKS[@]}"; do
   # shellcheck disable=SC2086

@@ -16,6 +16,11 @@ fi
 if ! command -v cargo-deny >/dev/null 2>&1; then
   cargo install --locked cargo-deny --quiet || echo "warning: cargo-deny could not be installed; the dependency policy is not checked" >&2
 fi
+# cargo-fuzz drives libFuzzer; fuzz/run.sh uses a nightly toolchain when there is one, else
+# this stable one with RUSTC_BOOTSTRAP=1 (libFuzzer's sanitizer flags are nightly-only flags).
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  cargo install --locked cargo-fuzz --quiet || echo "warning: cargo-fuzz could not be installed; fuzzing falls back to the randomized stable tests" >&2
+fi
 if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import yaml, jsonschema' 2>/dev/null; then
   python3 -m pip install --quiet kubernetes-validate pyyaml jsonschema \
     || echo "warning: kubernetes-validate could not be installed; scripts/integration/k8s-manifests.sh will fail" >&2
