@@ -65,12 +65,13 @@ for r in $(seq 1 "$RUNS"); do
   done
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "? (not run)" }'; }
+best_ms() { local v=${BEST[$1]:-}; echo "${v%% *}"; }
 {
   echo
   echo "best of $RUNS (wall ms, batch):"
   for k in gd-0.5 gd-0.9 acc-default acc-0.5; do echo "  $k: ${BEST[$k]:-?}"; done
-  echo "time ratio gpu-doctor / accelerate, same 0.5 schedule: $(ratio "${BEST[gd-0.5]%% *}" "${BEST[acc-0.5]%% *}")"
-  echo "time ratio gpu-doctor / accelerate, same 0.9 schedule: $(ratio "${BEST[gd-0.9]%% *}" "${BEST[acc-default]%% *}")"
-  echo "time ratio, each with its default:                   $(ratio "${BEST[gd-0.5]%% *}" "${BEST[acc-default]%% *}")"
+  echo "time ratio gpu-doctor / accelerate, same 0.5 schedule: $(ratio "$(best_ms gd-0.5)" "$(best_ms acc-0.5)")"
+  echo "time ratio gpu-doctor / accelerate, same 0.9 schedule: $(ratio "$(best_ms gd-0.9)" "$(best_ms acc-default)")"
+  echo "time ratio, each with its default:                   $(ratio "$(best_ms gd-0.5)" "$(best_ms acc-default)")"
 } | tee -a "$RES"
