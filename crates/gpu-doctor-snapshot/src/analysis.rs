@@ -9,8 +9,8 @@
 use crate::model::{
     Action, AllocatorSettings, BlockState, Frame, SegmentType, Snapshot, StackId, TraceEntry,
 };
-use serde::Serialize;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use serde::Serialize;
 use std::fmt::Write as _;
 
 /// The allocator's smallest block (`kMinBlockSize`): every allocation is rounded up to it.
