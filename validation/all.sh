@@ -21,13 +21,7 @@ fi
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.device_count())'
 } >"$RESULTS/machine.txt" 2>&1
 
-step() { # stream-name seconds gpu script...
-  local name=$1 limit=$2 gpu=$3; shift 3
-  local t0; t0=$(date +%s)
-  echo "[$(date -u +%T)] start $*" >>"$RESULTS/$name.streamlog"
-  CUDA_VISIBLE_DEVICES=$gpu timeout -k 10 "$limit" "$@" >>"$RESULTS/$name.streamlog" 2>&1
-  echo "[$(date -u +%T)] end $* rc=$? after $(( $(date +%s) - t0 )) s" >>"$RESULTS/$name.streamlog"
-}
+. validation/lib.sh
 stream() { # name, then groups of "limit gpu script" separated by ::
   local name=$1; shift
   while [ $# -gt 0 ]; do
@@ -49,16 +43,5 @@ PC=$!
 stream D 330 "0,$G1" validation/run.sh &
 PD=$!
 # At the budget, pack whatever has been written, so the archive always comes back.
-any_alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-END=$((SECONDS + BUDGET))
-while [ $SECONDS -lt $END ] && any_alive $PA $PB $PC $PD; do sleep 2; done
-any_alive $PA $PB $PC $PD && echo "budget of $BUDGET s reached; packing what is there" >>"$RESULTS/streams.txt"
-nvidia-smi >"$RESULTS/smi-end.txt" 2>&1
-find "$RESULTS" \( -name '*-wal' -o -name '*-shm' \) -delete
-# The device tool returns files of at most 16 MiB: list and drop big files (checkpoints, large
-# snapshots), then split the archive.
-find "$RESULTS" -type f -size +3M -printf "%s %p\n" >"$DEST/big-files.txt"
-find "$RESULTS" -type f -size +3M -delete
-tar -C "$DEST" -czf - results | split -b 15M - "$DEST/results.tgz."
-rm -rf "$RESULTS"
-ls -la "$DEST"
+wait_streams "$BUDGET" $PA $PB $PC $PD
+pack_results

@@ -73,13 +73,7 @@ mkdir -p "$RESULTS/quiet"
 } >"$RESULTS/quiet/bench.txt" 2>&1
 
 # ---- phase 2: streams --------------------------------------------------------------------
-step() { # stream-name seconds gpu command...
-  local name=$1 limit=$2 gpu=$3; shift 3
-  local t0; t0=$(date +%s)
-  echo "[$(date -u +%T)] start $*" >>"$RESULTS/$name.streamlog"
-  CUDA_VISIBLE_DEVICES=$gpu timeout -k 10 "$limit" "$@" >>"$RESULTS/$name.streamlog" 2>&1
-  echo "[$(date -u +%T)] end $* rc=$? after $(( $(date +%s) - t0 )) s" >>"$RESULTS/$name.streamlog"
-}
+. validation/lib.sh
 if [ -n "${RERUN:-}" ]; then
   (
     step A 150 "$G1" bash validation/guard.sh
@@ -114,16 +108,6 @@ else
   ) &
   PD=$!
 fi
-BUDGET=${BUDGET:-400}
-any_alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-END=$((SECONDS + BUDGET))
-while [ $SECONDS -lt $END ] && any_alive $PA $PB $PC $PD; do sleep 2; done
-any_alive $PA $PB $PC $PD && echo "budget of $BUDGET s reached; packing what is there" >>"$RESULTS/streams.txt"
-nvidia-smi >"$RESULTS/smi-end.txt" 2>&1
-find "$RESULTS" \( -name '*-wal' -o -name '*-shm' \) -delete
+wait_streams "${BUDGET:-400}" $PA $PB $PC $PD
 rm -rf "$RESULTS/serve/tsdb"
-find "$RESULTS" -type f -size +3M -printf "%s %p\n" >"$DEST/big-files.txt"
-find "$RESULTS" -type f -size +3M -delete
-tar -C "$DEST" -czf - results | split -b 15M - "$DEST/results.tgz."
-rm -rf "$RESULTS"
-ls -la "$DEST"
+pack_results
