@@ -5,23 +5,14 @@
 #   OUT=/tmp/out validation/all.sh   (then: cat $OUT/results.tgz.* | tar -xzf -)
 set -u
 cd "$(dirname "$0")/.."
-: "${OUT:?set OUT}"
-DEST=$OUT
-RESULTS="$DEST/results"; mkdir -p "$RESULTS"
-export OUT="$RESULTS"
-GPUS=$(nvidia-smi -L | grep -c '^GPU ')
-G1=$(( GPUS > 1 ? 1 : 0 ))
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+. validation/lib.sh
+begin_results
 {
   date -u; uname -a; nvidia-smi; nvidia-smi -L
   nvidia-smi --query-gpu=driver_version,name,memory.total --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.device_count())'
 } >"$RESULTS/machine.txt" 2>&1
 
-. validation/lib.sh
 stream() { # name, then groups of "limit gpu script" separated by ::
   local name=$1; shift
   while [ $# -gt 0 ]; do

@@ -1,7 +1,22 @@
-# Shared by validation/all.sh and validation/second-pass.sh (sourced, not run): running area
-# scripts as timed streams, waiting for them under a budget, and packing $RESULTS into an
-# archive the device tool can return. Expects RESULTS (the folder being filled) and DEST
-# (where the archive goes).
+# Shared by validation/all.sh and validation/second-pass.sh (sourced, not run): setting up the
+# results folder, running area scripts as timed streams, waiting for them under a budget, and
+# packing the results into an archive the device tool can return.
+
+# begin_results: from the caller's OUT, sets DEST (where the archive goes), RESULTS (the folder
+# the area scripts fill; exported as their OUT) and G1 (the second GPU, or 0 on one GPU), and
+# installs the carried wheels (.whl) for the area scripts.
+begin_results() {
+  : "${OUT:?set OUT}"
+  DEST=$OUT
+  RESULTS="$DEST/results"; mkdir -p "$RESULTS"
+  export OUT="$RESULTS"
+  local gpus; gpus=$(nvidia-smi -L | grep -c '^GPU ')
+  G1=$(( gpus > 1 ? 1 : 0 ))
+  if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+      && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  fi
+}
 
 # step STREAM SECONDS GPU COMMAND...: runs COMMAND on GPU under a time limit, logging its start,
 # end, exit status and duration to $RESULTS/STREAM.streamlog (its output too).

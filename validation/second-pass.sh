@@ -21,18 +21,10 @@
 # (GPU 0), each on a GPU no other stream fills.
 set -u
 cd "$(dirname "$0")/.."
-: "${OUT:?set OUT}"
-DEST=$OUT
-RESULTS="$DEST/results"; mkdir -p "$RESULTS"
-export OUT="$RESULTS"
-GPUS=$(nvidia-smi -L | grep -c '^GPU ')
-G1=$(( GPUS > 1 ? 1 : 0 ))
+. validation/lib.sh
+begin_results
 mkdir -p target/release
 cp .carry/* target/release/ 2>/dev/null
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
 if [ -f .tools/prometheus.xz ]; then
   mkdir -p validation/serve/bin
   python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
@@ -73,7 +65,6 @@ mkdir -p "$RESULTS/quiet"
 } >"$RESULTS/quiet/bench.txt" 2>&1
 
 # ---- phase 2: streams --------------------------------------------------------------------
-. validation/lib.sh
 if [ -n "${RERUN:-}" ]; then
   (
     step A 150 "$G1" bash validation/guard.sh
