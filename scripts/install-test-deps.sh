@@ -8,6 +8,9 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-venv)
 command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v slurmctld >/dev/null 2>&1 || need_apt+=(slurmctld slurmd slurm-client munge)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# The check tests make throwaway venvs (`python3 -m venv --without-pip`).
+python3 -c 'import venv' 2>/dev/null || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
