@@ -35,20 +35,9 @@ fn check(c: &Value, id: &str) -> Value {
 
 #[test]
 fn a_machine_with_no_gpu_no_driver_and_no_python_passes_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(&root, &Machine::default());
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
-    let out = gpu_doctor(
-        &[
-            "check",
-            "--root",
-            root.to_str().unwrap(),
-            "--ldconfig-file",
-            dir.path().join("ld.txt").to_str().unwrap(),
-        ],
-        &[],
-    );
+    let m = FakeMachine::new(&Machine::default());
+    let dir = &m.dir;
+    let out = m.check(&[], &[]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -65,31 +54,16 @@ fn a_machine_with_no_gpu_no_driver_and_no_python_passes_and_says_so() {
 
 #[test]
 fn a_cpu_torch_on_a_gpu_machine_fails_with_the_cuda_wheel_to_install() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(
-        &root,
-        &Machine {
-            proc_version: Some("proc-version-580.txt"),
-            lib_version: Some("580.159.04"),
-            pci_gpu: true,
-            ..Machine::default()
-        },
-    );
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
+    let m = FakeMachine::new(&Machine {
+        proc_version: Some("proc-version-580.txt"),
+        lib_version: Some("580.159.04"),
+        pci_gpu: true,
+        ..Machine::default()
+    });
+    let dir = &m.dir;
     let venv = venv(dir.path(), Some("torch-2.3.0-cpu"));
     let path = format!("{}/bin:/usr/bin:/bin", venv.display());
-    let out = gpu_doctor(
-        &[
-            "check",
-            "--json",
-            "--root",
-            root.to_str().unwrap(),
-            "--ldconfig-file",
-            dir.path().join("ld.txt").to_str().unwrap(),
-        ],
-        &[("PATH", path)],
-    );
+    let out = m.check(&["--json"], &[("PATH", path)]);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -116,30 +90,16 @@ fn a_cpu_torch_on_a_gpu_machine_fails_with_the_cuda_wheel_to_install() {
 
 #[test]
 fn a_cu121_torch_on_driver_470_says_which_driver_or_wheel_it_needs() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(
-        &root,
-        &Machine {
-            proc_version: Some("proc-version-470.txt"),
-            lib_version: Some("470.182.03"),
-            pci_gpu: true,
-            ..Machine::default()
-        },
-    );
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
+    let m = FakeMachine::new(&Machine {
+        proc_version: Some("proc-version-470.txt"),
+        lib_version: Some("470.182.03"),
+        pci_gpu: true,
+        ..Machine::default()
+    });
+    let dir = &m.dir;
     let venv = venv(dir.path(), Some("torch-2.3.0-cu121"));
     let path = format!("{}/bin:/usr/bin:/bin", venv.display());
-    let out = gpu_doctor(
-        &[
-            "check",
-            "--root",
-            root.to_str().unwrap(),
-            "--ldconfig-file",
-            dir.path().join("ld.txt").to_str().unwrap(),
-        ],
-        &[("PATH", path)],
-    );
+    let out = m.check(&[], &[("PATH", path)]);
     assert_eq!(out.status.code(), Some(1));
     let text = scrub(&stdout(&out), dir.path());
     assert!(
@@ -158,30 +118,18 @@ fn a_cu121_torch_on_driver_470_says_which_driver_or_wheel_it_needs() {
 
 #[test]
 fn mismatch_stub_nodes_variables_and_xids_each_fail_their_check() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(
-        &root,
-        &Machine {
-            proc_version: Some("proc-version-580.txt"),
-            // User-space libraries from a newer driver than the loaded module.
-            lib_version: Some("580.95.05"),
-            pci_gpu: true,
-            uvm_node: false,
-            stub_toolkit: true,
-        },
-    );
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
-    let stubs = root.join("usr/local/cuda/targets/x86_64-linux/lib/stubs");
-    let out = gpu_doctor(
-        &[
-            "check",
-            "--json",
-            "--root",
-            root.to_str().unwrap(),
-            "--ldconfig-file",
-            dir.path().join("ld.txt").to_str().unwrap(),
-        ],
+    let m = FakeMachine::new(&Machine {
+        proc_version: Some("proc-version-580.txt"),
+        // User-space libraries from a newer driver than the loaded module.
+        lib_version: Some("580.95.05"),
+        pci_gpu: true,
+        uvm_node: false,
+        stub_toolkit: true,
+    });
+    let dir = &m.dir;
+    let stubs = m.root.join("usr/local/cuda/targets/x86_64-linux/lib/stubs");
+    let out = m.check(
+        &["--json"],
         &[
             ("LD_LIBRARY_PATH", format!("{}:/opt/other", stubs.display())),
             ("CUDA_VISIBLE_DEVICES", String::new()),
@@ -232,26 +180,13 @@ fn mismatch_stub_nodes_variables_and_xids_each_fail_their_check() {
 
 #[test]
 fn hardware_faults_from_the_stand_in_nvml_driver() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(
-        &root,
-        &Machine {
-            proc_version: Some("proc-version-580.txt"),
-            lib_version: Some("580.159.04"),
-            pci_gpu: true,
-            ..Machine::default()
-        },
-    );
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
-    let ld_file = dir.path().join("ld.txt");
-    let args = [
-        "check",
-        "--root",
-        root.to_str().unwrap(),
-        "--ldconfig-file",
-        ld_file.to_str().unwrap(),
-    ];
+    let m = FakeMachine::new(&Machine {
+        proc_version: Some("proc-version-580.txt"),
+        lib_version: Some("580.159.04"),
+        pci_gpu: true,
+        ..Machine::default()
+    });
+    let dir = &m.dir;
     let env = [
         ("GPU_DOCTOR_NVML_LIB", fake_nvml().display().to_string()),
         (
@@ -260,7 +195,7 @@ fn hardware_faults_from_the_stand_in_nvml_driver() {
         ),
         ("CUDA_VISIBLE_DEVICES", "0,3".to_owned()),
     ];
-    let out = gpu_doctor(&args, &env);
+    let out = m.check(&[], &env);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -285,18 +220,8 @@ fn hardware_faults_from_the_stand_in_nvml_driver() {
 
 #[test]
 fn fail_on_decides_whether_a_warning_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(&root, &Machine::default());
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
-    let ld_file = dir.path().join("ld.txt");
-    let base = [
-        "check",
-        "--root",
-        root.to_str().unwrap(),
-        "--ldconfig-file",
-        ld_file.to_str().unwrap(),
-    ];
+    let m = FakeMachine::new(&Machine::default());
+    let dir = &m.dir;
     // Xid 13 alone is a warning (an application error).
     let log = dir.path().join("k.log");
     std::fs::write(
@@ -305,37 +230,19 @@ fn fail_on_decides_whether_a_warning_fails() {
     )
     .unwrap();
     let env = [("GPU_DOCTOR_KERNEL_LOG", log.display().to_string())];
-    let on_error = gpu_doctor(&base, &env);
+    let on_error = m.check(&[], &env);
     assert_eq!(on_error.status.code(), Some(0));
-    let mut warn = base.to_vec();
-    warn.extend(["--fail-on", "warn"]);
-    assert_eq!(gpu_doctor(&warn, &env).status.code(), Some(1));
-    let mut bad = base.to_vec();
-    bad.extend(["--timeout", "0"]);
-    let out = gpu_doctor(&bad, &env);
+    assert_eq!(m.check(&["--fail-on", "warn"], &env).status.code(), Some(1));
+    let out = m.check(&["--timeout", "0"], &env);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
 }
 
 #[test]
 fn export_writes_the_environment() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(&root, &Machine::default());
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
-    let export = dir.path().join("env.json");
-    let out = gpu_doctor(
-        &[
-            "check",
-            "--root",
-            root.to_str().unwrap(),
-            "--ldconfig-file",
-            dir.path().join("ld.txt").to_str().unwrap(),
-            "--export",
-            export.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let m = FakeMachine::new(&Machine::default());
+    let export = m.dir.path().join("env.json");
+    let out = m.check(&["--export", export.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0));
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
     assert_eq!(json["schema_version"], 1);
@@ -346,10 +253,8 @@ fn export_writes_the_environment() {
 
 #[test]
 fn a_working_framework_is_probed_once_then_reused_until_fresh_is_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let ld = build(&root, &Machine::default());
-    std::fs::write(dir.path().join("ld.txt"), ld).unwrap();
+    let m = FakeMachine::new(&Machine::default());
+    let dir = &m.dir;
     let venv = venv(dir.path(), Some("torch-2.11.0-cu130"));
     let imports = dir.path().join("imports.log");
     let env = [
@@ -357,18 +262,10 @@ fn a_working_framework_is_probed_once_then_reused_until_fresh_is_asked() {
         ("HOME", dir.path().join("home").display().to_string()),
         ("GPU_DOCTOR_TEST_IMPORT_LOG", imports.display().to_string()),
     ];
-    let ld_file = dir.path().join("ld.txt");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "check",
-            "--json",
-            "--root",
-            root.to_str().unwrap(),
-            "--ldconfig-file",
-            ld_file.to_str().unwrap(),
-        ];
+        let mut args = vec!["--json"];
         args.extend_from_slice(extra);
-        let out = gpu_doctor(&args, &env);
+        let out = m.check(&args, &env);
         let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
         check(&json, "torch.import")["message"]
             .as_str()

@@ -103,6 +103,37 @@ pub fn build(root: &Path, m: &Machine) -> String {
     ld
 }
 
+/// A fake machine in a temporary folder: its tree (passed as `--root`) and the `ldconfig -p`
+/// text its libraries give (passed as `--ldconfig-file`).
+pub struct FakeMachine {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    ld_file: PathBuf,
+}
+
+impl FakeMachine {
+    pub fn new(m: &Machine) -> FakeMachine {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let ld_file = dir.path().join("ld.txt");
+        std::fs::write(&ld_file, build(&root, m)).unwrap();
+        FakeMachine { dir, root, ld_file }
+    }
+
+    /// `gpu-doctor check ARGS` on this machine, with only `env` from the environment.
+    pub fn check(&self, args: &[&str], env: &[(&str, String)]) -> Output {
+        let mut all = vec!["check"];
+        all.extend_from_slice(args);
+        all.extend([
+            "--root",
+            self.root.to_str().unwrap(),
+            "--ldconfig-file",
+            self.ld_file.to_str().unwrap(),
+        ]);
+        gpu_doctor(&all, env)
+    }
+}
+
 /// A venv (without pip) whose site-packages holds the stand-in torch from `testdata/env/python/<pkg>`.
 pub fn venv(dir: &Path, pkg: Option<&str>) -> PathBuf {
     let venv = dir.join("venv");
