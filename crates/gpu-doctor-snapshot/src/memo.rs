@@ -20,7 +20,7 @@ use std::rc::Rc;
 
 /// Strings up to this long are interned (keys, actions, states, `"N/A"`, metadata); longer
 /// ones (rare: file paths are in frames, which are interned elsewhere) are stored as is.
-const MAX_INTERNED: usize = 256;
+pub(crate) const MAX_INTERNED: usize = 256;
 
 /// What a memo index refers to, packed in 32 bits: a 2-bit tag and a 30-bit payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

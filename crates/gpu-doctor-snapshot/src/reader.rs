@@ -22,7 +22,7 @@
 
 use crate::SnapshotError;
 use crate::input::Input;
-use crate::memo::{Memo, MemoError};
+use crate::memo::{MAX_INTERNED, Memo, MemoError};
 use crate::model::{
     Action, AllocatorSettings, Annotation, Block, BlockState, Frame, FrameId, Segment, SegmentType,
     Snapshot, StackId, TraceEntry,
@@ -685,7 +685,10 @@ impl Machine {
 
     fn string<Rd: Read>(&mut self, input: &mut Input<'_, Rd>, at: u64, len: u64) -> R<()> {
         let n = input.check_len(at, len, self.limits.max_string_bytes)?;
-        self.charge(len + 32)?;
+        // A short string is interned: the memo counts it once (`Memo::bytes`), however often
+        // the file repeats it. A long one is counted before it is allocated.
+        let counted = if n > MAX_INTERNED { len + 32 } else { 0 };
+        self.charge(counted)?;
         let memo = &mut self.memo;
         let s: Rc<String> = input.with_bytes(n, |b| match std::str::from_utf8(b) {
             Ok(s) => memo.intern(s),

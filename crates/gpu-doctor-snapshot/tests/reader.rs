@@ -432,3 +432,58 @@ fn progress_is_reported_for_large_input() {
     assert!(!seen.is_empty());
     assert!(seen.windows(2).all(|w| w[0] < w[1]));
 }
+
+/// A trace of `n` allocations written the way pickle writes one: each entry a memoized dict
+/// with its keys and a fresh `"N/A"` string, appended in batches of 1000.
+fn long_trace(n: u32) -> Vec<u8> {
+    fn text(b: &mut Vec<u8>, s: &str) {
+        b.push(0x8c); // SHORT_BINUNICODE
+        b.push(u8::try_from(s.len()).unwrap());
+        b.extend_from_slice(s.as_bytes());
+    }
+    let mut b = vec![0x80, 4, b'}', b'('];
+    text(&mut b, "device_traces");
+    b.extend([b']', b'(', b']', b'(']);
+    for i in 0..n {
+        b.extend([b'}', 0x94, b'(']);
+        text(&mut b, "action");
+        text(&mut b, "alloc");
+        text(&mut b, "addr");
+        b.push(b'J'); // BININT
+        b.extend((i * 512).to_le_bytes());
+        text(&mut b, "size");
+        b.push(b'J');
+        b.extend(512u32.to_le_bytes());
+        text(&mut b, "compile_context");
+        text(&mut b, "N/A");
+        b.extend([b'u', 0x94]);
+        if (i + 1) % 1000 == 0 {
+            b.extend([b'e', b'(']);
+        }
+    }
+    b.extend([b'e', b'e', b'u', b'.']);
+    b
+}
+
+/// The memory bound counts what the reader holds, not every value the file ever made: a
+/// trace whose pickle values add up to far more than the limit still reads when its typed
+/// entries fit (the bound once tripped on real 765 MiB snapshots this way), and a limit below
+/// what the entries themselves need still trips.
+#[test]
+fn the_memory_bound_counts_what_is_held() {
+    let bytes = long_trace(100_000);
+    let fits = Limits {
+        max_retained_bytes: 8 << 20,
+        ..Limits::default()
+    };
+    let snap = read_bytes(&bytes, fits).expect("100 000 entries fit in 8 MiB");
+    assert_eq!(snap.device_traces[0].len(), 100_000);
+    let too_small = Limits {
+        max_retained_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    assert!(matches!(
+        read_bytes(&bytes, too_small),
+        Err(SnapshotError::MemoryLimit { .. })
+    ));
+}
