@@ -248,31 +248,12 @@ impl GpuSource for NvmlSource {
         let timestamp_ms = self.clock.now_ms();
         let mut devices = Vec::with_capacity(self.devices.len());
         let mut processes = Vec::new();
-        // The first read of each GPU is slow on the driver's side (about 9 ms per H200, then
-        // 0.2 ms): read them side by side the first time, in a row afterwards, where a
-        // thread per GPU would cost more than it saves.
-        let reads: Vec<DeviceRead> = if self.previous.is_none() && self.devices.len() > 1 {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = self
-                    .devices
-                    .iter_mut()
-                    .map(|dev| s.spawn(move || dev.read()))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(std::thread::ScopedJoinHandle::join)
-                    .collect::<Result<_, _>>()
-            })
-            .map_err(|_| SourceError::Driver("reading a GPU panicked".into()))?
-        } else {
-            self.devices.iter_mut().map(Dev::read).collect()
-        };
-        for (dev, read) in self.devices.iter().zip(reads) {
+        for dev in &mut self.devices {
             let DeviceRead {
                 sample,
                 processes: procs,
                 newly_lost,
-            } = read;
+            } = dev.read();
             if let Some(reason) = newly_lost {
                 self.pending.push(GpuEvent {
                     timestamp_ms,
