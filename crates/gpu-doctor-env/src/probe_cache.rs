@@ -61,20 +61,15 @@ pub struct CacheKey {
 }
 
 impl CacheKey {
-    /// The key for probing `framework` with `interpreter` on `host`.
-    pub fn new(
-        host: &Host,
-        script: &str,
-        interpreter: &str,
-        framework: &str,
-        fingerprint: &[String],
-    ) -> CacheKey {
+    /// What the keys of every framework probed with `interpreter` on `host` share; read once
+    /// per `check` (`for_framework` makes each one's key).
+    pub fn new(host: &Host, script: &str, interpreter: &str, fingerprint: &[String]) -> CacheKey {
         CacheKey {
             format: FORMAT,
             gpu_doctor: env!("CARGO_PKG_VERSION").to_owned(),
             script: fnv1a(script.as_bytes()),
             interpreter: interpreter.to_owned(),
-            framework: framework.to_owned(),
+            framework: String::new(),
             fingerprint: fingerprint.to_vec(),
             variables: host
                 .env
@@ -89,6 +84,15 @@ impl CacheKey {
                 .into_iter()
                 .filter(|n| n.starts_with("nvidia"))
                 .collect(),
+        }
+    }
+
+    /// The key for probing `framework`.
+    #[must_use]
+    pub fn for_framework(&self, framework: &str) -> CacheKey {
+        CacheKey {
+            framework: framework.to_owned(),
+            ..self.clone()
         }
     }
 }
@@ -222,13 +226,7 @@ mod tests {
     }
 
     fn key(h: &Host) -> CacheKey {
-        CacheKey::new(
-            h,
-            "script",
-            "/usr/bin/python3",
-            "torch",
-            &["torch 1 2".into()],
-        )
+        CacheKey::new(h, "script", "/usr/bin/python3", &["torch 1 2".into()]).for_framework("torch")
     }
 
     #[test]
@@ -260,13 +258,8 @@ mod tests {
         assert!(cache.load(&key(&h), t0).is_none());
         h.env.insert("CUDA_VISIBLE_DEVICES".into(), "0".into());
         // A wheel reinstalled.
-        let other = CacheKey::new(
-            &h,
-            "script",
-            "/usr/bin/python3",
-            "torch",
-            &["torch 3 2".into()],
-        );
+        let other = CacheKey::new(&h, "script", "/usr/bin/python3", &["torch 3 2".into()])
+            .for_framework("torch");
         assert!(cache.load(&other, t0).is_none());
         // A driver upgrade.
         std::fs::write(

@@ -77,33 +77,37 @@ impl Probe for PythonProbe {
             }
         };
         let cache = host.probe_cache.as_ref().map(ProbeCache::new);
+        let host_key = cache.as_ref().map(|_| {
+            CacheKey::new(
+                host,
+                SCRIPT,
+                &base.interpreter.executable,
+                &base.fingerprint,
+            )
+        });
         let frameworks: BTreeMap<String, Framework> = std::thread::scope(|s| {
             let handles: Vec<_> = base
                 .frameworks
                 .iter()
                 .map(|name| {
                     let python = &python;
-                    let key = CacheKey::new(
-                        host,
-                        SCRIPT,
-                        &base.interpreter.executable,
-                        name,
-                        &base.fingerprint,
-                    );
-                    let cache = cache.as_ref();
+                    let cache = cache
+                        .as_ref()
+                        .zip(host_key.as_ref().map(|k| k.for_framework(name)));
                     (
                         name.clone(),
                         s.spawn(move || {
                             let now = SystemTime::now();
                             let cached = cache
+                                .as_ref()
                                 .filter(|_| !host.fresh_probes)
-                                .and_then(|c| c.load(&key, now));
+                                .and_then(|(c, key)| c.load(key, now));
                             if let Some(hit) = cached {
                                 return hit;
                             }
                             let fresh = probe_framework(host, python, name);
-                            if let Some(c) = cache {
-                                c.store(&key, &fresh, now);
+                            if let Some((c, key)) = &cache {
+                                c.store(key, &fresh, now);
                             }
                             fresh
                         }),
