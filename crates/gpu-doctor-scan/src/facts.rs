@@ -241,6 +241,26 @@ pub enum ObsKind {
     SanitizerReport {
         what: String,
     },
+    /// The host (not the GPU) ran out of memory: the kernel's OOM killer, a failed CPU
+    /// allocation, or a full `/dev/shm`.
+    HostMemory {
+        what: HostMemoryKind,
+        /// The killed process (`python (pid 4242)`) or the size asked for, when printed.
+        detail: Option<String>,
+    },
+}
+
+/// Which host-memory failure a line reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostMemoryKind {
+    /// The kernel's OOM killer (or a cgroup's, or Slurm's report of it) killed a process.
+    OomKilled,
+    /// A CPU allocation failed (`DefaultCPUAllocator: can't allocate memory`, numpy's
+    /// `Unable to allocate 28.6 GiB for an array`).
+    AllocFailed,
+    /// Shared memory (`/dev/shm`) is too small: `DataLoader` workers, NCCL's shm transport.
+    SharedMemory,
 }
 
 impl ObsKind {
@@ -264,6 +284,7 @@ impl ObsKind {
             ObsKind::GpuMemory { .. } => "gpu_memory",
             ObsKind::GpuProcess { .. } => "gpu_process",
             ObsKind::Temperature { .. } => "temperature",
+            ObsKind::HostMemory { .. } => "host_memory",
         }
     }
 }

@@ -28,8 +28,8 @@ pub mod units;
 
 pub use cuda_errors::{CUDA_ERRORS, CudaErrorEntry, lookup_cuda_error};
 pub use facts::{
-    CudaErrorInfo, EnvKind, Framework, LibStatus, LogFacts, NcclInfo, ObsKind, Observation,
-    OomInfo, OomStyle,
+    CudaErrorInfo, EnvKind, Framework, HostMemoryKind, LibStatus, LogFacts, NcclInfo, ObsKind,
+    Observation, OomInfo, OomStyle,
 };
 
 use aho_corasick::{AhoCorasick, MatchKind};

@@ -6,7 +6,8 @@
 
 use crate::cuda_errors::{CUDA_ERRORS, legacy_code, lookup_cuda_error};
 use crate::facts::{
-    CudaErrorInfo, EnvKind, Framework, LibStatus, NcclInfo, ObsKind, OomInfo, OomStyle,
+    CudaErrorInfo, EnvKind, Framework, HostMemoryKind, LibStatus, NcclInfo, ObsKind, OomInfo,
+    OomStyle,
 };
 use crate::units::parse_size;
 use regex::{Captures, Regex};
@@ -126,7 +127,7 @@ regex!(
 );
 regex!(
     RE_CUDA_NUMBER,
-    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+))"
+    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\])"
 );
 regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? failed");
 regex!(
@@ -150,6 +151,23 @@ regex!(
     r"driver on your system is too old \(found version (\d+)\)"
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
+regex!(
+    RE_UNDEFINED_CUDA_SYMBOL,
+    r"undefined symbol: (_*(nccl|cublasLt|cublas|cudnn|cusparse|cufft|cusolver|curand|nvJitLink)[A-Z]\w*)"
+);
+regex!(
+    RE_DETECTED_CUDA,
+    r"detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile(?:\s+PyTorch \(([\d.]+)\))?"
+);
+regex!(
+    RE_DESERIALIZE_DEVICE,
+    r"deserialize object on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+"
+);
+regex!(RE_KILLED_PROCESS, r"Killed process (\d+) \(([^)]{1,64})\)");
+regex!(
+    RE_CPU_ALLOC,
+    r"(?:you tried to allocate (\d+) bytes|Unable to allocate ([\d.]+) ([KMGT]i?B))"
+);
 // JAX's own check of the CUDA libraries it loads: `Found cuDNN version 8600, but JAX was built
 // against version 8906, which is newer` (also CUDA, cuSOLVER, cuBLAS, ...).
 regex!(
@@ -288,6 +306,12 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
             },
             Some(Framework::Cuda),
         ));
+        return found;
+    }
+    // Before the GPU out-of-memory recognisers: the kernel's "Out of memory: Killed process"
+    // is about the host's memory, not the GPU's.
+    if let Some(obs) = host_memory(text) {
+        found.observations.push((obs, hint));
         return found;
     }
     if let Some((oom, multiline)) = oom(text, ctx) {
@@ -813,6 +837,8 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "CUDA driver error",
         "cudaSuccess",
         "Error [CUDA]",
+        // numba: `CudaAPIError: [700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR`.
+        "CudaAPIError",
     ]
     .iter()
     .any(|w| text.contains(w));
@@ -825,7 +851,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         .filter(|e| e.distinctive || has_context)
         .find(|e| text.contains(e.message));
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
-        (1..=7)
+        (1..=8)
             .find_map(|g| c.get(g))
             .and_then(|m| m.as_str().parse::<u32>().ok())
     });
@@ -898,6 +924,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if text.contains("Torch not compiled with CUDA enabled")
         || text.contains("compiled without CUDA support")
         || text.contains("Torch not compiled with CUDA")
+        // `python -m torch.utils.collect_env` on a CPU-only wheel.
+        || text.contains("CUDA used to build PyTorch: None")
     {
         return Some((EnvKind::TorchCpuBuild, None));
     }
@@ -996,6 +1024,37 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             return Some((EnvKind::LibMissing, Some(lib)));
         }
     }
+    // A library (PyTorch's own `libtorch_cuda.so` most often) was linked against a newer
+    // NCCL/cuBLAS/cuDNN/... than the one that got loaded: `undefined symbol: ncclCommRegister`.
+    if text.contains("undefined symbol")
+        && let Some(c) = RE_UNDEFINED_CUDA_SYMBOL.captures(text)
+    {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!(
+                "lib{} (lacks {})",
+                c[2].to_ascii_lowercase(),
+                &c[1]
+            )),
+        ));
+    }
+    // Building a CUDA extension with a toolkit other than the one PyTorch was built with.
+    if let Some(c) = RE_DETECTED_CUDA.captures(text) {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(match c.get(2) {
+                Some(built) => format!(
+                    "CUDA toolkit {} (PyTorch built with {})",
+                    &c[1],
+                    built.as_str()
+                ),
+                None => format!(
+                    "CUDA toolkit {} (not the one PyTorch was built with)",
+                    &c[1]
+                ),
+            }),
+        ));
+    }
     // TensorFlow's summary after its per-library "Could not load dynamic library" lines.
     if text.contains("Cannot dlopen some GPU libraries") {
         return Some((EnvKind::LibMissing, None));
@@ -1018,6 +1077,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::NoDriver, None));
     }
+    // cuInit failed with CUDA 999 while the driver itself is present: most often its unified
+    // memory module (nvidia_uvm) is in a bad state after a suspend, or missing.
+    if text.contains("CUDA unknown error - this may be due to an incorrectly set up environment") {
+        return Some((EnvKind::NoDriver, Some("nvidia_uvm".to_owned())));
+    }
     // Error 100 means the driver answered but showed no GPU: without a driver the runtime
     // reports 35 (insufficient driver) instead. An empty or wrong CUDA_VISIBLE_DEVICES, or a
     // container started without GPUs, is what hides them.
@@ -1032,6 +1096,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("cudaErrorInvalidDevice")
         || text.contains("CUDA_ERROR_INVALID_DEVICE")
         || text.contains("cudaErrorDevicesUnavailable")
+        // PyTorch's check of an ordinal against the devices it can see (the lazy-init form).
+        || text.contains("device >= 0 && device < num_gpus")
+        // `torch.load` of tensors saved on a GPU this machine does not show.
+        || RE_DESERIALIZE_DEVICE.is_match(text)
     {
         return Some((EnvKind::VisibleDevices, None));
     }
@@ -1097,6 +1165,51 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             kind: "error".to_owned(),
             timeout_ms: None,
             version: None,
+        });
+    }
+    None
+}
+
+/// The host running out of memory, which kills GPU jobs as surely as the GPU does but needs
+/// other fixes.
+fn host_memory(text: &str) -> Option<ObsKind> {
+    // The kernel (`Out of memory: Killed process 4242 (python)`, a cgroup's `Memory cgroup
+    // out of memory: Killed process ...`), and Slurm's report of it (`Detected 1 oom_kill
+    // event in StepId=123.batch`, `oom-kill event(s)`).
+    if text.contains("Killed process") && text.contains("out of memory")
+        || text.contains("Out of memory: Kill")
+        || text.contains("oom_kill event")
+        || text.contains("oom-kill event")
+        || text.contains("OOM Killed")
+    {
+        let detail = RE_KILLED_PROCESS
+            .captures(text)
+            .map(|c| format!("{} (pid {})", &c[2], &c[1]));
+        return Some(ObsKind::HostMemory {
+            what: HostMemoryKind::OomKilled,
+            detail,
+        });
+    }
+    if text.contains("DefaultCPUAllocator: can't allocate memory")
+        || text.contains("DefaultCPUAllocator: not enough memory")
+        || text.contains("_ArrayMemoryError")
+    {
+        let detail = RE_CPU_ALLOC.captures(text).and_then(|c| {
+            c.get(1)
+                .and_then(|m| m.as_str().parse::<u64>().ok())
+                .map(crate::units::format_bytes)
+                .or_else(|| Some(format!("{} {}", c.get(2)?.as_str(), c.get(3)?.as_str())))
+        });
+        return Some(ObsKind::HostMemory {
+            what: HostMemoryKind::AllocFailed,
+            detail,
+        });
+    }
+    // PyTorch's DataLoader: `This might be caused by insufficient shared memory (shm)`.
+    if text.contains("insufficient shared memory") {
+        return Some(ObsKind::HostMemory {
+            what: HostMemoryKind::SharedMemory,
+            detail: None,
         });
     }
     None
@@ -1610,6 +1723,111 @@ mod tests {
         assert_eq!(
             env_of("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"),
             (EnvKind::VisibleDevices, None)
+        );
+    }
+
+    #[test]
+    fn more_install_and_visibility_messages() {
+        let env_of = |text: &str| match one(text) {
+            ObsKind::Env { env, detail } => (env, detail),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            env_of(
+                "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister"
+            ),
+            (
+                EnvKind::LibMismatch,
+                Some("libnccl (lacks ncclCommRegister)".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of(
+                "The detected CUDA version (12.1) mismatches the version that was used to compile"
+            ),
+            (
+                EnvKind::LibMismatch,
+                Some("CUDA toolkit 12.1 (not the one PyTorch was built with)".to_owned())
+            )
+        );
+        assert_eq!(
+            env_of(
+                "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/CUDAContext.cpp\":50, please report a bug to PyTorch."
+            ),
+            (EnvKind::VisibleDevices, None)
+        );
+        assert_eq!(
+            env_of(
+                "RuntimeError: Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. Please use torch.load with map_location to map your storages to an existing device."
+            ),
+            (EnvKind::VisibleDevices, None)
+        );
+        assert_eq!(
+            env_of(
+                "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero."
+            ),
+            (EnvKind::NoDriver, Some("nvidia_uvm".to_owned()))
+        );
+        assert_eq!(
+            env_of("CUDA used to build PyTorch: None"),
+            (EnvKind::TorchCpuBuild, None)
+        );
+        // numba numbers the driver API's errors in brackets.
+        match one(
+            "numba.cuda.cudadrv.driver.CudaAPIError: [700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
+        ) {
+            ObsKind::CudaError(e) => assert_eq!(e.code, Some(700)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn host_memory_is_not_gpu_memory() {
+        let host = |text: &str| match one(text) {
+            ObsKind::HostMemory { what, detail } => (what, detail),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            host(
+                "[12345.678901] Out of memory: Killed process 4242 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB"
+            ),
+            (
+                HostMemoryKind::OomKilled,
+                Some("python (pid 4242)".to_owned())
+            )
+        );
+        assert_eq!(
+            host(
+                "Memory cgroup out of memory: Killed process 777 (python3) total-vm:50000000kB, anon-rss:30000000kB"
+            ),
+            (
+                HostMemoryKind::OomKilled,
+                Some("python3 (pid 777)".to_owned())
+            )
+        );
+        assert_eq!(
+            host(
+                "slurmstepd: error: Detected 1 oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed."
+            ),
+            (HostMemoryKind::OomKilled, None)
+        );
+        assert_eq!(
+            host(
+                "RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 34359738368 bytes. Error code 12 (Cannot allocate memory)"
+            ),
+            (HostMemoryKind::AllocFailed, Some("32.00 GiB".to_owned()))
+        );
+        assert_eq!(
+            host(
+                "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 28.6 GiB for an array with shape (100000, 76800) and data type float32"
+            ),
+            (HostMemoryKind::AllocFailed, Some("28.6 GiB".to_owned()))
+        );
+        assert_eq!(
+            host(
+                "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."
+            ),
+            (HostMemoryKind::SharedMemory, None)
         );
     }
 

@@ -228,3 +228,16 @@ fn no_input_on_a_terminal_is_not_assumed() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_job_killed_for_host_memory_is_told_apart_from_a_gpu_oom() {
+    // What torchrun prints when the kernel's OOM killer takes a rank, with the kernel's own
+    // line: the fix is on the host, so the GPU out-of-memory advice must not appear.
+    let job = b"[Mon Mar  4 10:00:00 2024] Out of memory: Killed process 4242 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB, shmem-rss:0kB\n\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n\
+  exitcode  : -9 (pid: 4242)\n\
+  traceback : Signal 9 (SIGKILL) received by PID 4242\n";
+    let out = gpu_doctor(&["explain", "-"], Some(job));
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("host_oom_kill", text(&out));
+}

@@ -136,6 +136,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 /// A CUDA library that loads but is not the version the package was built against.
 fn wrong_version(hits: &[&Observation]) -> Hit {
     let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
+    if what.starts_with("CUDA toolkit") {
+        return toolkit_mismatch(hits, &what);
+    }
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."
     );
@@ -158,6 +161,37 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
         .with_remedy(
             "Take older copies off the loader's path (a system CUDA in LD_LIBRARY_PATH shadows pip's wheels)",
             Some("unset LD_LIBRARY_PATH  # JAX and pip-installed PyTorch find their own libraries".to_owned()),
+            None,
+        );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
+/// Building a CUDA extension with an nvcc whose version is not the CUDA PyTorch was built with.
+fn toolkit_mismatch(hits: &[&Observation], what: &str) -> Hit {
+    let mut f = Finding::new(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!(
+            "The extension is being compiled with {what}: PyTorch refuses to build a CUDA extension with another CUDA toolkit than its own."
+        ),
+    )
+    .confidence(0.9);
+    for e in first_and_last(hits) {
+        f = f.with_evidence(e);
+    }
+    let f = f
+        .with_remedy(
+            "See which CUDA PyTorch was built with and which nvcc is found",
+            Some("python -c 'import torch; print(torch.version.cuda)'; which nvcc; nvcc --version; echo $CUDA_HOME".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Point the build at a toolkit of PyTorch's CUDA version (or install the PyTorch build for the toolkit you have)",
+            Some("export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> && export PATH=$CUDA_HOME/bin:$PATH".to_owned()),
             None,
         );
     Hit {

@@ -1,6 +1,6 @@
 //! GD545: no NVIDIA driver, or it is not loaded.
 
-use super::{Hit, Input, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::EnvKind;
@@ -40,15 +40,23 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
-    let mut f = Finding::new(
-        "GD545",
-        Cause::EnvNoDriver,
-        Severity::Error,
-        "No usable NVIDIA driver: it is not installed, not loaded for the running kernel, or not visible inside the container.",
-    )
-    .confidence(0.85);
+    let uvm = env_detail(&hits).as_deref() == Some("nvidia_uvm");
+    let message = if uvm {
+        "CUDA could not start (error 999) although the driver is present: most often its unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
+    } else {
+        "No usable NVIDIA driver: it is not installed, not loaded for the running kernel, or not visible inside the container."
+    };
+    let mut f = Finding::new("GD545", Cause::EnvNoDriver, Severity::Error, message)
+        .confidence(if uvm { 0.6 } else { 0.85 });
     for e in first_and_last(&hits) {
         f = f.with_evidence(e);
+    }
+    if uvm {
+        f = f.with_remedy(
+            "Reload the unified-memory module (or reboot)",
+            Some("sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm".to_owned()),
+            Some("also check that CUDA_VISIBLE_DEVICES is set before the program starts, not changed inside it".to_owned()),
+        );
     }
     f = f
         .with_remedy(

@@ -20,6 +20,7 @@ mod gd502_oom_other_process;
 mod gd503_oom_leak;
 mod gd504_oom_request_exceeds_gpu;
 mod gd505_oom_warning_only;
+mod gd506_host_memory;
 mod gd510_illegal_access;
 mod gd511_device_assert;
 mod gd520_cublas_error;
@@ -59,6 +60,7 @@ pub static RULES: &[&RuleDoc] = &[
     &gd503_oom_leak::DOC,
     &gd504_oom_request_exceeds_gpu::DOC,
     &gd505_oom_warning_only::DOC,
+    &gd506_host_memory::DOC,
     &gd510_illegal_access::DOC,
     &gd511_device_assert::DOC,
     &gd520_cublas_error::DOC,
@@ -108,6 +110,7 @@ const CHECKS: &[Rule] = &[
     gd503_oom_leak::check,
     gd504_oom_request_exceeds_gpu::check,
     gd505_oom_warning_only::check,
+    gd506_host_memory::check,
     gd510_illegal_access::check,
     gd511_device_assert::check,
     gd520_cublas_error::check,
@@ -172,6 +175,9 @@ fn root_rank(f: &Finding) -> u8 {
         c if c.is_environment() => 90,
         Cause::DeviceAssert => 80,
         c if c.is_oom() && f.severity >= Severity::Warn => 70,
+        // The host ran out of memory (GD506): it killed the job, and the peers that then
+        // time out are its knock-on.
+        Cause::Other if f.code.0 == "GD506" => 68,
         Cause::IllegalAccess => 60,
         Cause::HwThermalPower | Cause::HwXid => 50,
         Cause::CudnnError | Cause::CublasError => 40,

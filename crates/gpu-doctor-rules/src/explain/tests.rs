@@ -201,3 +201,18 @@ jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initializ
         "{got:?}"
     );
 }
+
+#[test]
+fn a_host_oom_kill_is_the_root_of_the_timeouts_after_it() {
+    let text = "[Mon Mar  4 10:00:00 2024] Out of memory: Killed process 4242 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB\n\
+[rank1]:[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800236 milliseconds before timing out.\n";
+    let got = codes(text);
+    assert_eq!(got[0].0, "GD506", "{got:?}");
+    assert_eq!(got[0].1, Cause::Other);
+    assert!(
+        got[1..].iter().all(|g| g.2 == Severity::Info),
+        "the timeout is demoted: {got:?}"
+    );
+    // Host memory is not GPU memory: no out-of-memory cause at all.
+    assert!(got.iter().all(|g| !g.1.is_oom()), "{got:?}");
+}
