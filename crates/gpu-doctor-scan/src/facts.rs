@@ -70,6 +70,10 @@ pub enum OomStyle {
     Nccl,
     /// cuBLAS/cuDNN could not get memory (`CUBLAS_STATUS_ALLOC_FAILED`).
     Library,
+    /// Creating the CUDA context itself ran out of memory (`CUDA runtime implicit
+    /// initialization on GPU:0 failed. Status: out of memory`, `cuCtxCreate:
+    /// CUDA_ERROR_OUT_OF_MEMORY`): the process had not allocated anything yet.
+    ContextInit,
     /// Anything else that plainly says out of memory.
     Generic,
 }

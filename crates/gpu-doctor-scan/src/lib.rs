@@ -81,7 +81,8 @@ const TRIGGERS: &[&str] = &[
     "NVIDIA",
     "nvidia",
     "NCCL",
-    "nccl",
+    // `nccl` and TensorFlow's `NcclAllReduce`.
+    "ccl",
     "atchdog",
     "BLAS",
     "blas",
@@ -94,12 +95,16 @@ const TRIGGERS: &[&str] = &[
     "AER",
     "GPU",
     "hermal",
-    "InUse",
-    "Limit:",
-    "FreeBlock",
+    // The BFC allocator's `Stats:` header; the eight `Limit:` ... `LargestFreeBlock:` lines
+    // after it are read as its continuation.
+    "Stats:",
     "=====",
     "libcu",
     "rchitecture",
+    // Compilers' words for a GPU they do not know: `PTX version 8.5 does not support target
+    // 'sm_120'`, XLA's `Unknown compute capability (7, 5)`.
+    "PTX",
+    "ompute capab",
 ];
 
 // Leftmost-first semantics let aho-corasick use its SIMD packed searcher (the standard
@@ -121,7 +126,7 @@ fn triggered(bytes: &[u8]) -> bool {
 }
 
 /// Lines read unconditionally after a line that starts a multi-line message (the
-/// cudaMallocAsync OOM report, NCCL's "Last error:").
+/// cudaMallocAsync OOM report, NCCL's "Last error:", the BFC allocator's eight `Stats:` lines).
 const FOLLOW_LINES: u32 = 8;
 
 /// The streaming scanner: feed it chunks, then [`Scanner::finish`].
@@ -504,5 +509,40 @@ mod tests {
     fn only_a_lines_first_segment_can_be_bare() {
         let facts = scan_bytes("log", b"epoch\r10 469767680\n");
         assert!(facts.observations.is_empty());
+    }
+
+    #[test]
+    fn the_bfc_allocators_stats_block_is_read_after_its_header() {
+        // TensorFlow 2's block as it prints it: only the header names the allocator.
+        let log = b"2021-03-01 10:00:00.000000: I tensorflow/core/common_runtime/bfc_allocator.cc:1046] Stats: \n\
+Limit:                     10990990132\n\
+InUse:                     10990000000\n\
+MaxInUse:                  10990000000\n\
+NumAllocs:                        1234\n\
+MaxAllocSize:               4294967296\n\
+Reserved:                            0\n\
+PeakReserved:                        0\n\
+LargestFreeBlock:             33554432\n\
+epoch 3 loss 0.25\n";
+        let facts = scan_bytes("log", log);
+        let stats: Vec<(&str, u64)> = facts
+            .observations
+            .iter()
+            .filter_map(|o| match &o.kind {
+                ObsKind::AllocatorStat { key, bytes } => Some((key.as_str(), *bytes)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            stats,
+            vec![
+                ("Limit", 10_990_990_132),
+                ("InUse", 10_990_000_000),
+                ("MaxInUse", 10_990_000_000),
+                ("Reserved", 0),
+                ("PeakReserved", 0),
+                ("LargestFreeBlock", 33_554_432),
+            ]
+        );
     }
 }

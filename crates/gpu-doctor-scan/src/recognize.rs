@@ -163,6 +163,30 @@ regex!(
     RE_DESERIALIZE_DEVICE,
     r"deserialize object on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+"
 );
+regex!(RE_GPU_COLON, r"GPU:(\d+)");
+// TensorFlow's check of the kernel module against libcuda: `kernel version 352.63.0 does not
+// match DSO version 361.93.2 -- cannot find working devices in this configuration`.
+regex!(
+    RE_KERNEL_VS_DSO,
+    r"kernel version ([\d.]+) does not match DSO version ([\d.]+)"
+);
+// The driver's Xid 45 names the error that caused the cleanup: `caused by previous Xid 149`.
+regex!(RE_PREVIOUS_XID, r"caused by previous Xid (\d{1,3})");
+// A CUDA library that a loader could not find, named without its file name: Lua Torch's
+// `libcudnn (R4) not found in library path`, Paddle's `Cannot load cudnn shared library`.
+regex!(
+    RE_LIB_NOT_FOUND,
+    r"(?:(lib(?:cudnn|cudart|cublas|cufft|curand|cusparse|cusolver|nvrtc|nccl))\s*\(R?\d+\)\s*not found|Cannot load (cudnn|cublas|cudart|curand|cufft|cusolver|cusparse|nccl|nvrtc) shared library)"
+);
+// XLA knows the compute capabilities of its time only.
+regex!(
+    RE_UNKNOWN_CC,
+    r"Unknown compute capability \((\d+), ?(\d+)\)"
+);
+regex!(
+    RE_PTX_TARGET,
+    r"PTX version [\d.]+ does not support target '(sm_\d+)"
+);
 regex!(RE_KILLED_PROCESS, r"Killed process (\d+) \(([^)]{1,64})\)");
 regex!(
     RE_CPU_ALLOC,
@@ -180,7 +204,7 @@ regex!(RE_OUTDATED_INSTALL, r"Outdated (\S+) installation found");
 regex!(RE_NCCL_TEST_FAILURE, r"NCCL failure \S+:\d+ '([^']+)'");
 regex!(
     RE_CUDNN_RUNTIME,
-    r"Loaded runtime CuDNN library: (\d+(?:\.\d+)*) but source was compiled with: (\d+(?:\.\d+)*)"
+    r"Loaded runtime CuDNN library:? (\d+(?:\.\d+)*)(?: \(compatibility version \d+\))? but source was compiled with:? (\d+(?:\.\d+)*)"
 );
 regex!(
     RE_MIN_CAPABILITY,
@@ -282,8 +306,32 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
 
+    // The BFC allocator's statistics block: its numbers are on the lines that follow.
+    if text.trim_end().ends_with("Stats:") {
+        found.starts_multiline = true;
+        return found;
+    }
     if let Some(obs) = kernel(text) {
+        // Xid 45 is the cleanup after another error, and the driver names it: keep that one too.
+        let earlier = match &obs {
+            ObsKind::Xid {
+                xid: 45,
+                pci,
+                detail: Some(d),
+            } => RE_PREVIOUS_XID
+                .captures(d)
+                .and_then(|c| c[1].parse::<u32>().ok())
+                .map(|xid| ObsKind::Xid {
+                    xid,
+                    pci: pci.clone(),
+                    detail: Some(format!("named by a later Xid 45: {d}")),
+                }),
+            _ => None,
+        };
         found.observations.push((obs, Some(Framework::Kernel)));
+        if let Some(earlier) = earlier {
+            found.observations.push((earlier, Some(Framework::Kernel)));
+        }
         return found;
     }
     if text.starts_with("=========")
@@ -700,6 +748,16 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         o.style = Some(OomStyle::Nccl);
         return Some((o, false));
     }
+    // The context could not even be created: the GPU was full before the job began.
+    let at_init = text.contains("implicit initialization on GPU")
+        || text.contains("cuCtxCreate")
+        || text.contains("cuDevicePrimaryCtxRetain");
+    if at_init && (text.contains("out of memory") || text.contains("OUT_OF_MEMORY")) {
+        o.framework = fw_line;
+        o.style = Some(OomStyle::ContextInit);
+        o.gpu = RE_GPU_COLON.captures(text).and_then(|c| c[1].parse().ok());
+        return Some((o, false));
+    }
     if text.contains("CUDA error: out of memory")
         || text.contains("cudaErrorMemoryAllocation")
         || text.contains("CUDA_ERROR_OUT_OF_MEMORY")
@@ -963,6 +1021,59 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::NvmlMismatch, None));
     }
+    if let Some(c) = RE_KERNEL_VS_DSO.captures(text) {
+        return Some((
+            EnvKind::NvmlMismatch,
+            Some(format!("kernel module {}, libcuda {}", &c[1], &c[2])),
+        ));
+    }
+    // NVML's own code for the same (NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18), as ollama and
+    // other Go/C programs log it: `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`.
+    if text.contains("NVML_ERROR_LIB_RM_VERSION_MISMATCH")
+        || (text.contains("nvml") || text.contains("NVML"))
+            && (text.contains("err: 18") || text.contains("failure: 18"))
+    {
+        return Some((EnvKind::NvmlMismatch, None));
+    }
+    // The kernel module loaded, but another driver (nouveau) holds the GPU.
+    if text.contains("NVIDIA probe routine was not called") {
+        return Some((EnvKind::NoDriver, Some("nouveau".to_owned())));
+    }
+    if let Some(c) = RE_UNKNOWN_CC.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("sm_{}{}", &c[1], &c[2])),
+        ));
+    }
+    if let Some(c) = RE_PTX_TARGET.captures(text) {
+        return Some((EnvKind::ArchUnsupported, Some(c[1].to_owned())));
+    }
+    if let Some(c) = RE_LIB_NOT_FOUND.captures(text) {
+        let lib = c
+            .get(1)
+            .map(|m| m.as_str().to_owned())
+            .or_else(|| c.get(2).map(|m| format!("lib{}", m.as_str())));
+        return Some((EnvKind::LibMissing, lib));
+    }
+    // A TensorFlow build without NCCL (Windows, some source builds) asked for NCCL's ops.
+    if text.contains("No OpKernel was registered to support Op 'Nccl") {
+        return Some((
+            EnvKind::LibMissing,
+            Some("NCCL (this TensorFlow build has none)".to_owned()),
+        ));
+    }
+    // XLA's compiler needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc).
+    if text.contains("Can't find libdevice directory") || text.contains("libdevice not found") {
+        return Some((EnvKind::LibMissing, Some("libdevice".to_owned())));
+    }
+    // onnxruntime on Windows: error 126 (module not found) loading its CUDA provider, whose
+    // own dependencies (cuDNN, cuBLAS DLLs) are missing or of another version.
+    if text.contains("LoadLibrary failed with error 126") && text.contains("cuda") {
+        return Some((
+            EnvKind::LibMissing,
+            Some("a CUDA DLL of onnxruntime's CUDA provider".to_owned()),
+        ));
+    }
     // JAX and TensorFlow check the cuDNN they load against the one they were built with.
     if let Some(c) = RE_CUDNN_RUNTIME.captures(text) {
         return Some((
@@ -1070,12 +1181,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("NVIDIA driver is not loaded")
         || text.contains("NVIDIA kernel module")
             && (text.contains("not loaded") || text.contains("failed"))
-        || text.contains("Failed to initialize NVML: Unknown Error")
         || text.contains("CUDA driver is a stub library")
         // nvidia-container-cli: `initialization error: nvml error: driver not loaded`.
         || text.contains("nvml error: driver not loaded")
     {
         return Some((EnvKind::NoDriver, None));
+    }
+    // NVML found the driver but could not open /dev/nvidia*: in containers, the access that
+    // the host's systemd took away from the container's device cgroup.
+    if text.contains("Failed to initialize NVML: Unknown Error") {
+        return Some((EnvKind::VisibleDevices, Some("device access".to_owned())));
     }
     // cuInit failed with CUDA 999 while the driver itself is present: most often its unified
     // memory module (nvidia_uvm) is in a bad state after a suspend, or missing.
@@ -1242,6 +1357,18 @@ fn kernel(text: &str) -> Option<ObsKind> {
             xid: 79,
             pci: pci(),
             detail: Some(text.chars().take(200).collect()),
+        });
+    }
+    // The driver dumps its GSP RPC history when a call to the GPU's firmware times out or
+    // fails (Xid 119/120); the dump may be all that was copied.
+    if text.contains("RPC event history (CPU <- GSP)") || text.contains("RPC history (CPU -> GSP)")
+    {
+        return Some(ObsKind::Xid {
+            xid: 119,
+            pci: pci(),
+            detail: Some(
+                "GSP RPC history dump (printed when a call to the GPU's firmware fails)".to_owned(),
+            ),
         });
     }
     let lower = text.to_ascii_lowercase();
@@ -1772,11 +1899,107 @@ mod tests {
             env_of("CUDA used to build PyTorch: None"),
             (EnvKind::TorchCpuBuild, None)
         );
+        for (line, want) in [
+            (
+                "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO version 361.93.2 -- cannot find working devices in this configuration",
+                (
+                    EnvKind::NvmlMismatch,
+                    Some("kernel module 352.63.0, libcuda 361.93.2".to_owned()),
+                ),
+            ),
+            ("nvmlInit_v2 err: 18", (EnvKind::NvmlMismatch, None)),
+            (
+                "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
+                (EnvKind::NoDriver, Some("nouveau".to_owned())),
+            ),
+            (
+                "Failed to initialize NVML: Unknown Error",
+                (EnvKind::VisibleDevices, Some("device access".to_owned())),
+            ),
+            (
+                "W tensorflow/compiler/xla/service/gpu/llvm_gpu_backend/nvptx_backend_lib.cc:135] Unknown compute capability (7, 5) .Defaulting to telling LLVM that we're compiling for sm_30",
+                (EnvKind::ArchUnsupported, Some("sm_75".to_owned())),
+            ),
+            (
+                "LLVM ERROR: PTX version 8.5 does not support target 'sm_120' (or 'sm_120a'). Minimum required PTX version is 8.7",
+                (EnvKind::ArchUnsupported, Some("sm_120".to_owned())),
+            ),
+            (
+                "/root/torch/install/share/lua/5.1/cudnn/ffi.lua:1278: 'libcudnn (R4) not found in library path.",
+                (EnvKind::LibMissing, Some("libcudnn".to_owned())),
+            ),
+            (
+                "Error: Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion at (/paddle/paddle/fluid/platform/dynload/cudnn.cc:63)",
+                (EnvKind::LibMissing, Some("libcudnn".to_owned())),
+            ),
+            (
+                "Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice. This may result",
+                (EnvKind::LibMissing, Some("libdevice".to_owned())),
+            ),
+            (
+                "No OpKernel was registered to support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: [reduction=\"sum\"]",
+                (
+                    EnvKind::LibMissing,
+                    Some("NCCL (this TensorFlow build has none)".to_owned()),
+                ),
+            ),
+            (
+                "E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 7201 (compatibility version 7200) but source was compiled with 7004 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match.",
+                (
+                    EnvKind::LibMismatch,
+                    Some("cuDNN 7201 (built with 7004)".to_owned()),
+                ),
+            ),
+        ] {
+            assert_eq!(env_of(line), want, "{line}");
+        }
         // numba numbers the driver API's errors in brackets.
         match one(
             "numba.cuda.cudadrv.driver.CudaAPIError: [700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR",
         ) {
             ObsKind::CudaError(e) => assert_eq!(e.code, Some(700)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kernel_lines_that_name_an_earlier_fault() {
+        let mut ctx = Context::default();
+        // Xid 45 is the cleanup; the driver names the NVLink error that caused it.
+        let found = recognize(
+            "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+            &mut ctx,
+        );
+        let xids: Vec<u32> = found
+            .observations
+            .iter()
+            .filter_map(|(k, _)| match k {
+                ObsKind::Xid { xid, .. } => Some(*xid),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(xids, vec![45, 149]);
+        match one("[   84.738339] NVRM: GPU6 RPC event history (CPU <- GSP):") {
+            ObsKind::Xid { xid, .. } => assert_eq!(xid, 119),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_oom_while_the_context_is_created() {
+        match one(
+            "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on GPU:0 failed. Status: out of memory",
+        ) {
+            ObsKind::Oom(o) => {
+                assert_eq!(o.style, Some(OomStyle::ContextInit));
+                assert_eq!(o.gpu, Some(0));
+            }
+            other => panic!("{other:?}"),
+        }
+        match one(
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to create context: CUDA_ERROR_OUT_OF_MEMORY; failed call to cuCtxCreate",
+        ) {
+            ObsKind::Oom(o) => assert_eq!(o.style, Some(OomStyle::ContextInit)),
             other => panic!("{other:?}"),
         }
     }

@@ -54,7 +54,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("jax") => "something outside JAX's preallocated pool (another process, or TensorFlow in the same one)".to_owned(),
         _ => "memory outside this process".to_owned(),
     };
-    let mut message = if a.others_from == Some("jax") {
+    let mut message = if a.others_from == Some("init") {
+        let on = a
+            .info
+            .gpu
+            .map_or_else(String::new, |g| format!(" on GPU {g}"));
+        format!(
+            "Out of memory while CUDA was starting{on}, before the job allocated anything: the GPU's memory was already taken by another process (or another framework in this one)"
+        )
+    } else if a.others_from == Some("jax") {
         format!(
             "Out of memory outside JAX's pool: {}; JAX preallocates 75% of the GPU, so the rest was taken by {whose}",
             asked_phrase(a)

@@ -1,6 +1,6 @@
 //! GD546: the job asked for a GPU it cannot see.
 
-use super::{Hit, Input, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::EnvKind;
@@ -44,6 +44,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let visible = input.live.map(|s| s.devices.len());
     let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
+    if env_detail(&hits).as_deref() == Some("device access") {
+        return vec![Hit {
+            finding: lost_device_access(&hits),
+            seq: first.seq,
+        }];
+    }
     let message = if busy {
         "The GPUs are busy or unavailable: another process holds a GPU in exclusive mode, or none is visible to the job.".to_owned()
     } else {
@@ -82,4 +88,35 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// `Failed to initialize NVML: Unknown Error`: NVML found the driver but could not open the
+/// device nodes. Inside a container this is the well-known loss of access after the host's
+/// systemd rewrote the container's device cgroup (`systemctl daemon-reload`, cgroup v2).
+fn lost_device_access(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+    let mut f = Finding::new(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "NVML could not open the GPU's device nodes: in a container, it has lost its access to /dev/nvidia* (the host's systemd rewrote its device cgroup); outside one, the nodes' permissions are wrong.",
+    )
+    .confidence(0.6);
+    for e in first_and_last(hits) {
+        f = f.with_evidence(e);
+    }
+    f.with_remedy(
+        "Check the device nodes and, in a container, the cgroup's device list",
+        Some("ls -l /dev/nvidia*; cat /sys/fs/cgroup/devices/devices.list 2>/dev/null".to_owned()),
+        Some("`c 195:* m` instead of `rw` means access was taken away".to_owned()),
+    )
+    .with_remedy(
+        "Restart the container to get access back",
+        Some("docker restart <container>  (Kubernetes: delete the pod)".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Stop it from recurring: create the /dev/char symlinks the toolkit documents, or pass the device nodes explicitly",
+        Some("sudo nvidia-ctk system create-dev-char-symlinks --create-all".to_owned()),
+        Some("NVIDIA container toolkit troubleshooting: \"Containers losing access to GPUs\"".to_owned()),
+    )
 }

@@ -172,6 +172,10 @@ fn root_rank(f: &Finding) -> u8 {
     match f.cause {
         Cause::HwXid if f.severity == Severity::Error => 95,
         Cause::EnvLibMissing => 65,
+        // A driver that is missing or does not match its libraries explains the "no device"
+        // errors that come with it.
+        Cause::EnvNvmlMismatch | Cause::EnvNoDriver => 92,
+        Cause::EnvVisibleDevices => 88,
         c if c.is_environment() => 90,
         Cause::DeviceAssert => 80,
         c if c.is_oom() && f.severity >= Severity::Warn => 70,

@@ -212,6 +212,10 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         // kernel module, a cuBLAS handle) failing means something else took the rest: another
         // process, or TensorFlow in the same one.
         (total.map(|t| t / 4).or(Some(u64::MAX / 4)), Some("jax"))
+    } else if info.style == Some(OomStyle::ContextInit) {
+        // The CUDA context could not be created: the job had allocated nothing yet, so the
+        // memory was taken before it started.
+        (total.or(Some(u64::MAX / 4)), Some("init"))
     } else if live_sum > 0 {
         (Some(live_sum), Some("live"))
     } else {
@@ -227,7 +231,7 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
 
     let frag_score = fragmentation_bytes(&info, total, missing, largest_free_block);
     let other_score = others.filter(|o| {
-        if others_from == Some("jax") {
+        if matches!(others_from, Some("jax" | "init")) {
             return true;
         }
         let floor = total

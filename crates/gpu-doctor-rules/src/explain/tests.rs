@@ -216,3 +216,20 @@ fn a_host_oom_kill_is_the_root_of_the_timeouts_after_it() {
     // Host memory is not GPU memory: no out-of-memory cause at all.
     assert!(got.iter().all(|g| !g.1.is_oom()), "{got:?}");
 }
+
+#[test]
+fn an_oom_before_the_job_allocated_anything_is_someone_elses_memory() {
+    let text = "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on GPU:0 failed. Status: out of memory\n";
+    let got = explain_text(text.as_bytes());
+    assert_eq!(got[0].cause, Cause::OomOtherProcess, "{got:?}");
+    assert!(got[0].message.contains("before the job allocated anything"));
+}
+
+#[test]
+fn a_driver_mismatch_explains_the_missing_device() {
+    // TensorFlow reports the cuInit failure first and the reason after it.
+    let text = "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE\n\
+E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:303] kernel version 384.130.0 does not match DSO version 375.66.0 -- cannot find working devices in this configuration\n";
+    let got = codes(text);
+    assert_eq!(got[0].1, Cause::EnvNvmlMismatch, "{got:?}");
+}
