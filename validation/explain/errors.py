@@ -117,5 +117,33 @@ elif case == "torch_oom_beside_holder":
     x = torch.empty(int(free * 0.8), dtype=torch.uint8, device="cuda")
     y = torch.empty(40 * GIB, dtype=torch.uint8, device="cuda")
 
+elif case == "hold_all":
+    # Holds all but 32 MiB of the GPU until killed: a fresh process then cannot even create
+    # its CUDA context.
+    torch = torch_cuda()
+    free, total = torch.cuda.mem_get_info()
+    x = torch.empty(free - 32 * 2**20, dtype=torch.uint8, device="cuda")
+    print("holding", os.getpid(), free - 32 * 2**20, flush=True)
+    time.sleep(600)
+
+elif case == "torch_init_beside_full":
+    import torch
+    x = torch.zeros(1, device="cuda")
+
+elif case == "cupy_init_beside_full":
+    import cupy
+    x = cupy.zeros(1)
+
+elif case == "jax_init_beside_full":
+    import jax.numpy as jnp
+    x = jnp.zeros(1)
+    x.block_until_ready()
+
+elif case == "torch_host_alloc":
+    # A CPU allocation the machine cannot give: what a job that runs out of host RAM prints
+    # when the allocation fails before the kernel's OOM killer acts.
+    import torch
+    x = torch.empty(2**50, dtype=torch.uint8)
+
 else:
     sys.exit(f"unknown case {case}")

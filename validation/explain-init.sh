@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Second validation of `gpu-doctor explain` on a real GPU: failures while another process holds
+# the whole GPU (a fresh PyTorch, CuPy and JAX process cannot create its CUDA context), and a
+# CPU allocation the host cannot give. Saves what each printed and runs `explain` on it (text,
+# --json, and --live while the holder still runs). Never changes GPU settings. About 2 minutes.
+#
+#   OUT=/tmp/out validation/explain-init.sh   (from the repo root, after cargo build --release)
+set -u
+cd "$(dirname "$0")/.."
+BIN="${BIN:-target/release/gpu-doctor}"
+PY="${PYTHON:-python3}"
+DIR="${OUT:?set OUT to an output folder}/explain-init"
+mkdir -p "$DIR"
+LOG="$DIR/steps.log"
+: > "$LOG"
+: > "$DIR/summary.txt"
+
+step() { # name timeout_s command...
+  local name="$1" limit="$2"; shift 2
+  timeout "$limit" "$@" > "$DIR/$name.out" 2>&1
+  echo "$name rc=$?: $*" | tee -a "$LOG"
+}
+
+explain() { # name [extra args]
+  local name="$1"; shift
+  local tag="$name${1:+$1}"
+  step "$tag.explain" 60 "$BIN" explain --color never "$@" "$DIR/$name.out"
+  step "$tag.explain-json" 60 "$BIN" explain --json "$@" "$DIR/$name.out"
+  local cause
+  cause=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))' "$DIR/$tag.explain-json.out" 2>/dev/null)
+  echo "$tag => ${cause:-unparsable}" | tee -a "$DIR/summary.txt"
+}
+
+{
+  echo "date: $(date -Is)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
+  "$BIN" --version
+} > "$DIR/env.txt" 2>&1
+
+step torch_host_alloc 60 "$PY" validation/explain/errors.py torch_host_alloc
+explain torch_host_alloc
+
+CUDA_VISIBLE_DEVICES=0 "$PY" validation/explain/errors.py hold_all > "$DIR/hold_all.out" 2>&1 &
+holder=$!
+for _ in $(seq 1 60); do grep -q holding "$DIR/hold_all.out" 2>/dev/null && break; sleep 1; done
+nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv >> "$DIR/env.txt" 2>&1
+for c in torch_init_beside_full cupy_init_beside_full jax_init_beside_full; do
+  step "$c" 120 env CUDA_VISIBLE_DEVICES=0 "$PY" validation/explain/errors.py "$c"
+  explain "$c"
+  explain "$c" --live
+done
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+echo "done; summary in $DIR/summary.txt" | tee -a "$LOG"
