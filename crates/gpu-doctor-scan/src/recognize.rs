@@ -164,6 +164,7 @@ regex!(
     r"deserialize object on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+"
 );
 regex!(RE_GPU_COLON, r"GPU:(\d+)");
+regex!(RE_CUDA_COLON, r"device CUDA:(\d+)");
 // TensorFlow's check of the kernel module against libcuda: `kernel version 352.63.0 does not
 // match DSO version 361.93.2 -- cannot find working devices in this configuration`.
 regex!(
@@ -751,11 +752,17 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
     // The context could not even be created: the GPU was full before the job began.
     let at_init = text.contains("implicit initialization on GPU")
         || text.contains("cuCtxCreate")
-        || text.contains("cuDevicePrimaryCtxRetain");
+        || text.contains("cuDevicePrimaryCtxRetain")
+        // XLA (JAX, TensorFlow): `Failed to create stream executor for device CUDA:0: :
+        // CUDA_ERROR_OUT_OF_MEMORY: out of memory`.
+        || text.contains("Failed to create stream executor");
     if at_init && (text.contains("out of memory") || text.contains("OUT_OF_MEMORY")) {
         o.framework = fw_line;
         o.style = Some(OomStyle::ContextInit);
-        o.gpu = RE_GPU_COLON.captures(text).and_then(|c| c[1].parse().ok());
+        o.gpu = RE_GPU_COLON
+            .captures(text)
+            .and_then(|c| c[1].parse().ok())
+            .or_else(|| RE_CUDA_COLON.captures(text).and_then(|c| c[1].parse().ok()));
         return Some((o, false));
     }
     if text.contains("CUDA error: out of memory")
@@ -1989,6 +1996,16 @@ mod tests {
     fn an_oom_while_the_context_is_created() {
         match one(
             "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on GPU:0 failed. Status: out of memory",
+        ) {
+            ObsKind::Oom(o) => {
+                assert_eq!(o.style, Some(OomStyle::ContextInit));
+                assert_eq!(o.gpu, Some(0));
+            }
+            other => panic!("{other:?}"),
+        }
+        // JAX on an H200 that another process filled (validation/explain-init.sh).
+        match one(
+            "E1130 01:36:02.795996     623 platform_util.cc:279] Failed to create stream executor for device CUDA:0: : CUDA_ERROR_OUT_OF_MEMORY: out of memory",
         ) {
             ObsKind::Oom(o) => {
                 assert_eq!(o.style, Some(OomStyle::ContextInit));

@@ -55,8 +55,10 @@ pub fn format_bytes(bytes: u64) -> String {
         format!("{:.2} KiB", b / KIB)
     } else if b < KIB * KIB * KIB {
         format!("{:.2} MiB", b / (KIB * KIB))
-    } else {
+    } else if b < KIB * KIB * KIB * KIB {
         format!("{:.2} GiB", b / (KIB * KIB * KIB))
+    } else {
+        format!("{:.2} TiB", b / (KIB * KIB * KIB * KIB))
     }
 }
 
@@ -81,6 +83,7 @@ mod tests {
     fn formats_like_pytorch() {
         assert_eq!(format_bytes(0), "0 bytes");
         assert_eq!(format_bytes(12 << 30), "12.00 GiB");
+        assert_eq!(format_bytes(1 << 50), "1024.00 TiB");
         assert_eq!(format_bytes(600 << 20), "600.00 MiB");
         assert_eq!(format_bytes(2048), "2.00 KiB");
     }

@@ -45,6 +45,10 @@ const FIXTURES: &[&str] = &[
     "err-badordinal",
     "err-cupy_oom",
     "err-jax_oom",
+    "err-init-torch",
+    "err-init-cupy",
+    "err-init-jax",
+    "err-host-alloc",
 ];
 
 #[test]
@@ -86,6 +90,13 @@ fn primary_causes_of_the_h200_fixtures() {
         ("err-badordinal", "env_visible_devices"),
         ("err-cupy_oom", "oom_capacity"),
         ("err-jax_oom", "oom_capacity"),
+        // Another process held the whole GPU. PyTorch's bare `CUDA error: out of memory`
+        // carries nothing that says so (the finding says that it cannot tell); CuPy's
+        // `allocated so far: 0 bytes` and JAX's failed stream executor do.
+        ("err-init-torch", "oom_capacity"),
+        ("err-init-cupy", "oom_other_process"),
+        ("err-init-jax", "oom_other_process"),
+        ("err-host-alloc", "other"),
     ];
     for (name, cause) in expect {
         let out = gpu_doctor(

@@ -71,9 +71,9 @@ build_binaries() {
   if [ -z "${GPU_DOCTOR_BIN:-}" ]; then
     log "building gpu-doctor and the stand-in NVML driver (debug)"
     cargo build --quiet -p gpu-doctor -p fake-nvml >&2 || die "cargo build failed"
-    GPU_DOCTOR_BIN="$INTEGRATION_ROOT/target/debug/gpu-doctor"
+    GPU_DOCTOR_BIN="${CARGO_TARGET_DIR:-$INTEGRATION_ROOT/target}/debug/gpu-doctor"
   fi
-  FAKE_NVML_LIB="${FAKE_NVML_LIB:-$INTEGRATION_ROOT/target/debug/libfake_nvml.so}"
+  FAKE_NVML_LIB="${FAKE_NVML_LIB:-${CARGO_TARGET_DIR:-$INTEGRATION_ROOT/target}/debug/libfake_nvml.so}"
   [ -x "$GPU_DOCTOR_BIN" ] || die "no gpu-doctor binary at $GPU_DOCTOR_BIN"
   # Absolute: the scripts under test run from other directories (slurmd's, a service's).
   GPU_DOCTOR_BIN="$(realpath "$GPU_DOCTOR_BIN")"

@@ -102,8 +102,21 @@ pub(crate) fn asked_phrase(a: &OomAnalysis) -> String {
     }
 }
 
+/// PyTorch's allocator words its own failures `CUDA out of memory. Tried to allocate ...`; a
+/// bare `CUDA error: out of memory` came from a CUDA call outside it, and carries no numbers.
+fn outside_torch_allocator(a: &OomAnalysis) -> bool {
+    let i = &a.info;
+    i.style == Some(gpu_doctor_scan::OomStyle::CudaCall)
+        && a.framework == Some(gpu_doctor_scan::Framework::Pytorch)
+        && i.requested_bytes.is_none()
+        && i.free_bytes.is_none()
+}
+
 fn finding(a: &OomAnalysis) -> Hit {
     let i = &a.info;
+    if outside_torch_allocator(a) {
+        return unnumbered_cuda_call(a);
+    }
     let mut message = format!("Out of memory: {}", asked_phrase(a));
     if let Some(m) = a.missing_bytes.filter(|m| *m > 0 && i.free_bytes.is_some()) {
         let _ = write!(message, "; it needs about {} more", size(m));
@@ -216,4 +229,39 @@ pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
         }
     }
     out
+}
+
+/// A `CUDA error: out of memory` from PyTorch without numbers: say what is and is not known,
+/// and put the check that tells capacity from another process first.
+fn unnumbered_cuda_call(a: &OomAnalysis) -> Hit {
+    let gpu = a
+        .info
+        .gpu
+        .map(|g| format!(" on GPU {g}"))
+        .unwrap_or_default();
+    let mut f = Finding::new(
+        "GD500",
+        Cause::OomCapacity,
+        Severity::Error,
+        format!(
+            "Out of memory in a CUDA call outside PyTorch's allocator{gpu} (creating the CUDA context at the first CUDA use, or a cuBLAS/cuDNN workspace); the message carries no numbers, so it does not tell a job too big for the GPU from a GPU that another process had filled."
+        ),
+    )
+    .confidence(0.4)
+    .with_evidence(oom_evidence(a));
+    if let Some(g) = a.info.gpu {
+        f = f.on_gpu(gpu_doctor_model::GpuIndex(g));
+    }
+    f = f.with_remedy(
+        "First see whether another process holds the GPU (if it failed at the first CUDA use, that is the likely cause)",
+        Some("nvidia-smi --query-compute-apps=pid,used_memory,name --format=csv".to_owned()),
+        Some("or explain it again with what the GPUs show now: gpu-doctor explain --live FILE".to_owned()),
+    );
+    for r in capacity_remedies(a) {
+        f = f.with_remedy(r.0, r.1, r.2);
+    }
+    Hit {
+        finding: f,
+        seq: a.primary.seq,
+    }
 }

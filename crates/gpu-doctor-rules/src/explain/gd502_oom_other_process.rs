@@ -55,13 +55,20 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         _ => "memory outside this process".to_owned(),
     };
     let mut message = if a.others_from == Some("init") {
-        let on = a
-            .info
-            .gpu
-            .map_or_else(String::new, |g| format!(" on GPU {g}"));
-        format!(
-            "Out of memory while CUDA was starting{on}, before the job allocated anything: the GPU's memory was already taken by another process (or another framework in this one)"
-        )
+        if a.info.style == Some(gpu_doctor_scan::OomStyle::ContextInit) {
+            let on = a
+                .info
+                .gpu
+                .map_or_else(String::new, |g| format!(" on GPU {g}"));
+            format!(
+                "Out of memory while CUDA was starting{on}, before the job allocated anything: the GPU's memory was already taken by another process (or another framework in this one)"
+            )
+        } else {
+            format!(
+                "Out of memory before the job held any GPU memory ({}): the GPU was already full, taken by another process (or another framework in this one)",
+                asked_phrase(a)
+            )
+        }
     } else if a.others_from == Some("jax") {
         format!(
             "Out of memory outside JAX's pool: {}; JAX preallocates 75% of the GPU, so the rest was taken by {whose}",

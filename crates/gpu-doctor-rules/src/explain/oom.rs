@@ -212,7 +212,14 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         // kernel module, a cuBLAS handle) failing means something else took the rest: another
         // process, or TensorFlow in the same one.
         (total.map(|t| t / 4).or(Some(u64::MAX / 4)), Some("jax"))
-    } else if info.style == Some(OomStyle::ContextInit) {
+    } else if info.style == Some(OomStyle::ContextInit)
+        // CuPy's pool had handed out nothing (`allocated so far: 0 bytes`) and a small
+        // request still failed: the memory was someone else's before the job began.
+        || (info.style == Some(OomStyle::Cupy)
+            && info.allocated_bytes == Some(0)
+            && info.allowed_bytes.is_none()
+            && req.is_some_and(|r| r < 64 * MIB))
+    {
         // The CUDA context could not be created: the job had allocated nothing yet, so the
         // memory was taken before it started.
         (total.or(Some(u64::MAX / 4)), Some("init"))
