@@ -188,6 +188,14 @@ regex!(
     RE_PTX_TARGET,
     r"PTX version [\d.]+ does not support target '(sm_\d+)"
 );
+regex!(
+    RE_UNSATISFIED_CUDA,
+    r"unsatisfied condition: cuda\s*>=?\s*([\d.]+)"
+);
+regex!(
+    RE_MIN_CUDA_CAPABILITY,
+    r"minimum required Cuda capability is ([\d.]+)"
+);
 regex!(RE_KILLED_PROCESS, r"Killed process (\d+) \(([^)]{1,64})\)");
 regex!(
     RE_CPU_ALLOC,
@@ -440,7 +448,12 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         ));
         return found;
     }
-    if let Some(c) = RE_CUDNN.captures(text) {
+    // MXNet/Caffe checks print the expected status first: `Check failed: err ==
+    // CUDNN_STATUS_SUCCESS (1 vs. 0) CUDNN_STATUS_NOT_INITIALIZED`; the failure is the other.
+    if let Some(c) = RE_CUDNN
+        .captures_iter(text)
+        .find(|c| &c[1] != "CUDNN_STATUS_SUCCESS")
+    {
         let status = c[1].to_owned();
         found.observations.push((
             ObsKind::Cudnn(LibStatus {
@@ -742,6 +755,12 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
     {
         o.framework = Some(Framework::Nccl);
         o.style = Some(OomStyle::Nccl);
+        return Some((o, false));
+    }
+    // MXNet's pooled storage manager: `cudaMalloc failed: out of memory`.
+    if text.contains("cudaMalloc failed: out of mem") {
+        o.framework = fw_line;
+        o.style = Some(OomStyle::CudaCall);
         return Some((o, false));
     }
     if text.contains("Failed to CUDA calloc") || text.contains("Failed to CUDA malloc") {
@@ -1199,6 +1218,40 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if text.contains("Failed to initialize NVML: Unknown Error") {
         return Some((EnvKind::VisibleDevices, Some("device access".to_owned())));
     }
+    // TensorFlow's diagnosis after a failed cuInit, and programs that open the device node
+    // themselves.
+    if text.contains("kernel driver does not appear to be running on this host")
+        || text.contains("could not open the device file /dev/nvidia")
+    {
+        return Some((EnvKind::NoDriver, None));
+    }
+    // The host driver supports an older CUDA than the container image needs.
+    if let Some(c) = RE_UNSATISFIED_CUDA.captures(text) {
+        return Some((
+            EnvKind::DriverTooOld,
+            Some(format!("image needs CUDA {}", &c[1])),
+        ));
+    }
+    // A container started without the GPUs: NGC images say so at start, docker when the
+    // nvidia runtime is not installed or configured.
+    if text.contains("The NVIDIA Driver was not detected")
+        || text.contains("unknown or invalid runtime name: nvidia")
+    {
+        return Some((
+            EnvKind::VisibleDevices,
+            Some("container without GPUs".to_owned()),
+        ));
+    }
+    // GPUs that are too old for the build: TensorFlow skips them, ollama falls back to the CPU.
+    if let Some(c) = RE_MIN_CUDA_CAPABILITY.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("needs sm_{}", c[1].replace('.', ""))),
+        ));
+    }
+    if text.contains("CUDA GPU is too old") {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
     // cuInit failed with CUDA 999 while the driver itself is present: most often its unified
     // memory module (nvidia_uvm) is in a bad state after a suspend, or missing.
     if text.contains("CUDA unknown error - this may be due to an incorrectly set up environment") {
@@ -1265,7 +1318,8 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: None,
         });
     }
-    if (text.contains("NCCL WARN") && (text.contains("failed") || text.contains("rror")))
+    if (text.contains("NCCL WARN")
+        && (text.contains("failed") || text.contains("rror") || text.contains("failure")))
         || (text.contains("shared memory segment") && text.contains("nccl"))
     {
         let kind = if text.contains("shm") || text.contains("shared memory") {
@@ -1275,6 +1329,14 @@ fn nccl(text: &str) -> Option<NcclInfo> {
         };
         return Some(NcclInfo {
             kind: kind.to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
+    // Horovod and TensorFlow: `ncclCommInitRank failed: unhandled cuda error`.
+    if let Some((_, why)) = text.split_once("ncclCommInitRank failed: ") {
+        return Some(NcclInfo {
+            kind: why.trim().to_owned(),
             timeout_ms: None,
             version: None,
         });
@@ -1959,6 +2021,66 @@ mod tests {
             ),
         ] {
             assert_eq!(env_of(line), want, "{line}");
+        }
+        for (line, want) in [
+            (
+                "Ignoring visible gpu device (device: 0, name: GeForce GTX 660M, pci bus id: 0000:01:00.0, compute capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda capability is 3.5.",
+                (EnvKind::ArchUnsupported, Some("needs sm_35".to_owned())),
+            ),
+            (
+                "2024/01/14 19:50:06 gpu.go:138: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: 5.2",
+                (EnvKind::ArchUnsupported, None),
+            ),
+            (
+                "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:140] kernel driver does not appear to be running on this host (gzhao-b1208): /proc/driver/nvidia/version does not exist",
+                (EnvKind::NoDriver, None),
+            ),
+            (
+                "NVIDIA: could not open the device file /dev/nvidiactl (No such file or ",
+                (EnvKind::NoDriver, None),
+            ),
+            (
+                "nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.0, please update your driver",
+                (
+                    EnvKind::DriverTooOld,
+                    Some("image needs CUDA 9.0".to_owned()),
+                ),
+            ),
+            (
+                "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+                (
+                    EnvKind::VisibleDevices,
+                    Some("container without GPUs".to_owned()),
+                ),
+            ),
+            (
+                "Error response from daemon: unknown or invalid runtime name: nvidia",
+                (
+                    EnvKind::VisibleDevices,
+                    Some("container without GPUs".to_owned()),
+                ),
+            ),
+        ] {
+            assert_eq!(env_of(line), want, "{line}");
+        }
+        // MXNet prints the expected status first.
+        match one(
+            "Check failed: err == CUDNN_STATUS_SUCCESS (1 vs. 0) CUDNN_STATUS_NOT_INITIALIZED",
+        ) {
+            ObsKind::Cudnn(s) => assert_eq!(s.status, "CUDNN_STATUS_NOT_INITIALIZED"),
+            other => panic!("{other:?}"),
+        }
+        for line in [
+            "UnknownError (see above for traceback): ncclCommInitRank failed: unhandled cuda error",
+            "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
+        ] {
+            assert!(matches!(one(line), ObsKind::Nccl(_)), "{line}");
+        }
+        match one(
+            "[12:44:34] src/storage/./pooled_storage_manager.h:84: cudaMalloc failed: out of memory",
+        ) {
+            ObsKind::Oom(o) => assert_eq!(o.style, Some(OomStyle::CudaCall)),
+            other => panic!("{other:?}"),
         }
         // numba numbers the driver API's errors in brackets.
         match one(

@@ -44,11 +44,20 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let visible = input.live.map(|s| s.devices.len());
     let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
-    if env_detail(&hits).as_deref() == Some("device access") {
-        return vec![Hit {
-            finding: lost_device_access(&hits),
-            seq: first.seq,
-        }];
+    match env_detail(&hits).as_deref() {
+        Some("device access") => {
+            return vec![Hit {
+                finding: lost_device_access(&hits),
+                seq: first.seq,
+            }];
+        }
+        Some("container without GPUs") => {
+            return vec![Hit {
+                finding: container_without_gpus(&hits),
+                seq: first.seq,
+            }];
+        }
+        _ => {}
     }
     let message = if busy {
         "The GPUs are busy or unavailable: another process holds a GPU in exclusive mode, or none is visible to the job.".to_owned()
@@ -118,5 +127,29 @@ fn lost_device_access(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
         "Stop it from recurring: create the /dev/char symlinks the toolkit documents, or pass the device nodes explicitly",
         Some("sudo nvidia-ctk system create-dev-char-symlinks --create-all".to_owned()),
         Some("NVIDIA container toolkit troubleshooting: \"Containers losing access to GPUs\"".to_owned()),
+    )
+}
+
+/// A container that was started without the GPUs: no `--gpus`, or no NVIDIA runtime.
+fn container_without_gpus(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+    let mut f = Finding::new(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "The container was started without the GPUs: docker was not asked for them (`--gpus`), or the NVIDIA container runtime is not installed or not registered with docker.",
+    )
+    .confidence(0.8);
+    for e in first_and_last(hits) {
+        f = f.with_evidence(e);
+    }
+    f.with_remedy(
+        "Start it with the GPUs",
+        Some("docker run --gpus all ...   (compose: deploy.resources.reservations.devices with driver: nvidia)".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "If docker does not know the runtime, install the NVIDIA container toolkit and register it",
+        Some("sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker".to_owned()),
+        Some("`docker info | grep -i runtime` should list nvidia".to_owned()),
     )
 }
