@@ -1,6 +1,6 @@
 //! GD506: the host, not the GPU, ran out of memory.
 
-use super::{Hit, Input, first_and_last};
+use super::{Hit, Input, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{HostMemoryKind, ObsKind, Observation};
@@ -82,10 +82,7 @@ fn finding(what: HostMemoryKind, detail: Option<&str>, seen: &[&Observation]) ->
         }
         (HostMemoryKind::SharedMemory, _) => "Shared memory (/dev/shm) is too small for the DataLoader workers: common in containers, whose default is 64 MB.".to_owned(),
     };
-    let mut f = Finding::new("GD506", Cause::Other, Severity::Error, message).confidence(0.8);
-    for e in first_and_last(seen) {
-        f = f.with_evidence(e);
-    }
+    let f = finding_from("GD506", Cause::Other, Severity::Error, message, 0.8, seen);
     match what {
         HostMemoryKind::SharedMemory => f
             .with_remedy(

@@ -1,6 +1,6 @@
 //! GD543: a CUDA library cannot be loaded.
 
-use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{EnvKind, Observation};
@@ -171,20 +171,17 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
 
 /// Building a CUDA extension with an nvcc whose version is not the CUDA PyTorch was built with.
 fn toolkit_mismatch(hits: &[&Observation], what: &str) -> Hit {
-    let mut f = Finding::new(
+    let f = finding_from(
         "GD543",
         Cause::EnvLibMissing,
         Severity::Error,
         format!(
             "The extension is being compiled with {what}: PyTorch refuses to build a CUDA extension with another CUDA toolkit than its own."
         ),
+        0.9,
+        hits,
     )
-    .confidence(0.9);
-    for e in first_and_last(hits) {
-        f = f.with_evidence(e);
-    }
-    let f = f
-        .with_remedy(
+    .with_remedy(
             "See which CUDA PyTorch was built with and which nvcc is found",
             Some("python -c 'import torch; print(torch.version.cuda)'; which nvcc; nvcc --version; echo $CUDA_HOME".to_owned()),
             None,

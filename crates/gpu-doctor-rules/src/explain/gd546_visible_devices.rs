@@ -1,6 +1,6 @@
 //! GD546: the job asked for a GPU it cannot see.
 
-use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from, first_and_last};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::EnvKind;
@@ -103,17 +103,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 /// device nodes. Inside a container this is the well-known loss of access after the host's
 /// systemd rewrote the container's device cgroup (`systemctl daemon-reload`, cgroup v2).
 fn lost_device_access(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
-    let mut f = Finding::new(
+    finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
         Severity::Error,
         "NVML could not open the GPU's device nodes: in a container, it has lost its access to /dev/nvidia* (the host's systemd rewrote its device cgroup); outside one, the nodes' permissions are wrong.",
+        0.6,
+        hits,
     )
-    .confidence(0.6);
-    for e in first_and_last(hits) {
-        f = f.with_evidence(e);
-    }
-    f.with_remedy(
+    .with_remedy(
         "Check the device nodes and, in a container, the cgroup's device list",
         Some("ls -l /dev/nvidia*; cat /sys/fs/cgroup/devices/devices.list 2>/dev/null".to_owned()),
         Some("`c 195:* m` instead of `rw` means access was taken away".to_owned()),
@@ -132,17 +130,15 @@ fn lost_device_access(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
 
 /// A container that was started without the GPUs: no `--gpus`, or no NVIDIA runtime.
 fn container_without_gpus(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
-    let mut f = Finding::new(
+    finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
         Severity::Error,
         "The container was started without the GPUs: docker was not asked for them (`--gpus`), or the NVIDIA container runtime is not installed or not registered with docker.",
+        0.8,
+        hits,
     )
-    .confidence(0.8);
-    for e in first_and_last(hits) {
-        f = f.with_evidence(e);
-    }
-    f.with_remedy(
+    .with_remedy(
         "Start it with the GPUs",
         Some("docker run --gpus all ...   (compose: deploy.resources.reservations.devices with driver: nvidia)".to_owned()),
         None,

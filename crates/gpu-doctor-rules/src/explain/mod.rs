@@ -272,6 +272,22 @@ pub(crate) fn first_and_last(observations: &[&Observation]) -> Vec<Evidence> {
     out
 }
 
+/// A finding whose evidence is the first and last of `observations` (see [`first_and_last`]).
+pub(crate) fn finding_from(
+    code: &str,
+    cause: Cause,
+    severity: Severity,
+    message: impl Into<String>,
+    confidence: f32,
+    observations: &[&Observation],
+) -> Finding {
+    let mut f = Finding::new(code, cause, severity, message).confidence(confidence);
+    for e in first_and_last(observations) {
+        f = f.with_evidence(e);
+    }
+    f
+}
+
 /// `12.00 GiB`.
 pub(crate) fn size(bytes: u64) -> String {
     format_bytes(bytes)
