@@ -19,6 +19,10 @@ pub(crate) struct Context {
     /// The last framework a line named, for lines that name none (the BFC allocator's lines
     /// are the same in `TensorFlow` and JAX).
     pub last_framework: Option<Framework>,
+    /// In an nvidia-smi device table: the GPU index of the next memory row. The index sits on
+    /// the row above, which older tables start with a bare model name (`GeForce GTX 1080`)
+    /// that no trigger word finds; the rows come in index order after the table's header.
+    pub smi_next_gpu: Option<u32>,
 }
 
 /// What one line yielded.
@@ -504,7 +508,15 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((ObsKind::CudaError(err), hint));
         return found;
     }
-    if let Some(obs) = gpu_state(text) {
+    if text.contains("Persistence-M") {
+        ctx.smi_next_gpu = Some(0);
+        return found;
+    }
+    // The process and MIG tables that follow have memory columns of their own.
+    if text.contains("Process name") || (text.contains("MIG") && text.contains(" GI ")) {
+        ctx.smi_next_gpu = None;
+    }
+    if let Some(obs) = gpu_state(text, ctx) {
         found.observations.push((obs, None));
         return found;
     }
@@ -594,7 +606,7 @@ regex!(
 
 /// GPU state that a tool printed into the log: nvidia-smi rows, gpustat, `TensorFlow`'s
 /// device listing, `nvidia-smi -q` temperatures.
-fn gpu_state(text: &str) -> Option<ObsKind> {
+fn gpu_state(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     const MIB: u64 = 1 << 20;
     if let Some(c) = RE_SMI_PROCESS.captures(text) {
         return Some(ObsKind::GpuProcess {
@@ -604,8 +616,10 @@ fn gpu_state(text: &str) -> Option<ObsKind> {
         });
     }
     if let Some(c) = RE_SMI_MEMORY.captures(text) {
+        let gpu = ctx.smi_next_gpu;
+        ctx.smi_next_gpu = gpu.map(|g| g + 1);
         return Some(ObsKind::GpuMemory {
-            gpu: None,
+            gpu,
             used_bytes: int(&c, 1).map(|v| v * MIB),
             free_bytes: None,
             total_bytes: int(&c, 2).map(|v| v * MIB),
@@ -1809,6 +1823,33 @@ mod tests {
             one("[0] Tesla V100-SXM2-16GB | 44'C,   0 % | 15836 / 16130 MB |"),
             ObsKind::GpuMemory { gpu: Some(0), .. }
         ));
+    }
+
+    #[test]
+    fn smi_memory_rows_take_their_index_from_the_table() {
+        // A 2018 table: the index rows name no trigger word, so only the header and the
+        // memory rows are read.
+        let table = [
+            "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+            "| 23%   34C    P8    19W / 250W |  11004MiB / 11178MiB |      0%      Default |",
+            "| 23%   38C    P8    20W / 250W |  10766MiB / 11178MiB |      0%      Default |",
+            "| 23%   38C    P8    21W / 250W |    432MiB / 11178MiB |      0%      Default |",
+            "|  GPU       PID   Type   Process name                             Usage      |",
+        ];
+        let mut ctx = Context::default();
+        let gpus: Vec<Option<u32>> = table
+            .iter()
+            .flat_map(|line| recognize(line, &mut ctx).observations)
+            .filter_map(|(k, _)| match k {
+                ObsKind::GpuMemory { gpu, .. } => Some(gpu),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(gpus, vec![Some(0), Some(1), Some(2)]);
+        assert_eq!(
+            ctx.smi_next_gpu, None,
+            "the process table ends the device rows"
+        );
     }
 
     #[test]

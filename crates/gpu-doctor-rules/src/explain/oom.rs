@@ -198,7 +198,13 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         _ => None,
     };
     let live_sum: u64 = live_processes.iter().map(|p| p.1).sum();
-    let logged = logged_others(facts, info.gpu, &info);
+    // TensorFlow and JAX take (nearly) the whole GPU when they start, so a full GPU in a
+    // printed nvidia-smi table is the job itself; only process rows can name others there.
+    let preallocates = matches!(
+        info.framework.or(primary.framework),
+        Some(Framework::Tensorflow | Framework::Jax)
+    );
+    let logged = logged_others(facts, info.gpu, &info, preallocates);
     let jax_outside_pool = facts.frameworks.contains(&Framework::Jax)
         && matches!(info.style, Some(OomStyle::CudaCall | OomStyle::Library));
     let (others, others_from) = if listed > 0 && listed >= inferred.unwrap_or(0) {
@@ -279,7 +285,12 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
 
 /// Memory held by others according to GPU state printed in the log (nvidia-smi, gpustat,
 /// `TensorFlow`'s device listing), for OOM messages that carry no numbers of their own.
-fn logged_others(facts: &LogFacts, gpu: Option<u32>, info: &OomInfo) -> Option<u64> {
+fn logged_others(
+    facts: &LogFacts,
+    gpu: Option<u32>,
+    info: &OomInfo,
+    preallocates: bool,
+) -> Option<u64> {
     if info.free_bytes.is_some() && info.total_bytes.is_some() {
         return None;
     }
@@ -302,7 +313,9 @@ fn logged_others(facts: &LogFacts, gpu: Option<u32>, info: &OomInfo) -> Option<u
         let sum: u64 = rows.iter().map(|r| r.1).sum();
         return Some(sum - smallest);
     }
-    // Device rows: a GPU that was (nearly) full while the job's own request failed.
+    // Device rows: a GPU that was (nearly) full while the job's own request failed. With a
+    // framework that preallocates, only what it printed before taking its share (TensorFlow's
+    // `Free memory:` at start-up) counts, not a table of used memory.
     let mut total = None;
     let mut used = None;
     let mut free = None;
@@ -314,6 +327,7 @@ fn logged_others(facts: &LogFacts, gpu: Option<u32>, info: &OomInfo) -> Option<u
             total_bytes,
         } = o.kind
             && g.is_none_or(|g| g == gpu)
+            && !(preallocates && used_bytes.is_some())
         {
             total = total_bytes.or(total);
             used = used_bytes.or(used);

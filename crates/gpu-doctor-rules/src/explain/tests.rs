@@ -233,3 +233,20 @@ E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:303] kernel version 384.13
     let got = codes(text);
     assert_eq!(got[0].1, Cause::EnvNvmlMismatch, "{got:?}");
 }
+
+#[test]
+fn a_printed_nvidia_smi_table_is_read_per_gpu_and_not_against_preallocators() {
+    let table = "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n\
+|   0  GeForce GTX 107...  Off  | 00000000:01:00.0  On |                  N/A |\n\
+|  0%   61C    P0    58W / 180W |   7940MiB /  8112MiB |      3%      Default |\n\
+|   1  GeForce GTX 107...  Off  | 00000000:02:00.0 Off |                  N/A |\n\
+|  0%   44C    P2    41W / 180W |    181MiB /  8114MiB |      0%      Default |\n";
+    // A numberless OOM on the default GPU while the table shows GPU 0 full: someone else's.
+    let torch = format!("{table}RuntimeError: CUDA error: out of memory\n");
+    assert_eq!(codes(&torch)[0].1, Cause::OomOtherProcess, "{torch}");
+    // TensorFlow takes the whole GPU itself: a full GPU 0 is the job, not another process.
+    let tf = format!(
+        "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[64,372,32,32] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n{table}"
+    );
+    assert_eq!(codes(&tf)[0].1, Cause::OomCapacity, "{tf}");
+}
