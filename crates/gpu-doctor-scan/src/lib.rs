@@ -83,7 +83,9 @@ const TRIGGERS: &[&str] = &[
     "NCCL",
     // `nccl` and TensorFlow's `NcclAllReduce`.
     "ccl",
-    "atchdog",
+    // docker's `could not select device driver "" with capabilities: [[gpu]]`. (PyTorch's
+    // watchdog lines, once a trigger here, all name NCCL.)
+    "device driver",
     "BLAS",
     "blas",
     "DNN",

@@ -173,7 +173,7 @@ regex!(RE_CUDA_COLON, r"device CUDA:(\d+)");
 // match DSO version 361.93.2 -- cannot find working devices in this configuration`.
 regex!(
     RE_KERNEL_VS_DSO,
-    r"kernel version ([\d.]+) does not match DSO version ([\d.]+)"
+    r"kernel version ([\d.]+) does not match DSO(?: version ([\d.]+))?"
 );
 // The driver's Xid 45 names the error that caused the cleanup: `caused by previous Xid 149`.
 regex!(RE_PREVIOUS_XID, r"caused by previous Xid (\d{1,3})");
@@ -290,7 +290,12 @@ fn framework_of(text: &str) -> Option<Framework> {
         || text.contains("ResourceExhaustedError")
     {
         Some(Framework::Tensorflow)
-    } else if text.contains("jax") || text.contains("XlaRuntimeError") || text.contains("Xla") {
+    } else if text.contains("jax")
+        || text.contains("XlaRuntimeError")
+        || text.contains("Xla")
+        // jaxlib's GPU kernels (cuSOLVER, cuBLAS custom calls) word their CUDA errors so.
+        || text.contains("CUDA operation failed")
+    {
         Some(Framework::Jax)
     } else if text.contains("cupy") || text.contains("CuPy") {
         Some(Framework::Cupy)
@@ -799,6 +804,7 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         return Some((o, false));
     }
     if text.contains("CUDA error: out of memory")
+        || text.contains("CUDA operation failed: out of memory")
         || text.contains("cudaErrorMemoryAllocation")
         || text.contains("CUDA_ERROR_OUT_OF_MEMORY")
         || text.contains("hipErrorOutOfMemory")
@@ -1062,14 +1068,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((EnvKind::NvmlMismatch, None));
     }
     if let Some(c) = RE_KERNEL_VS_DSO.captures(text) {
-        return Some((
-            EnvKind::NvmlMismatch,
-            Some(format!("kernel module {}, libcuda {}", &c[1], &c[2])),
-        ));
+        let detail = match c.get(2) {
+            Some(dso) => format!("kernel module {}, libcuda {}", &c[1], dso.as_str()),
+            None => format!("kernel module {}", &c[1]),
+        };
+        return Some((EnvKind::NvmlMismatch, Some(detail)));
     }
     // NVML's own code for the same (NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18), as ollama and
     // other Go/C programs log it: `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`.
     if text.contains("NVML_ERROR_LIB_RM_VERSION_MISMATCH")
+        || text.contains("NVML/RM version mismatch")
         || (text.contains("nvml") || text.contains("NVML"))
             && (text.contains("err: 18") || text.contains("failure: 18"))
     {
@@ -1206,6 +1214,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             }),
         ));
     }
+    // TensorFlow 2.9+ when it finds no usable cuDNN: `DNN library is not found.`
+    if text.contains("DNN library is not found") {
+        return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
+    }
     // TensorFlow's summary after its per-library "Could not load dynamic library" lines.
     if text.contains("Cannot dlopen some GPU libraries") {
         return Some((EnvKind::LibMissing, None));
@@ -1250,6 +1262,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // nvidia runtime is not installed or configured.
     if text.contains("The NVIDIA Driver was not detected")
         || text.contains("unknown or invalid runtime name: nvidia")
+        // docker without the NVIDIA container toolkit: `could not select device driver ""
+        // with capabilities: [[gpu]]`.
+        || text.contains("could not select device driver")
+        // TensorFlow in a container without the device nodes: `failed call to cuInit:
+        // UNKNOWN ERROR (303)`, then `no NVIDIA GPU device is present: /dev/nvidia0 does not
+        // exist`.
+        || text.contains("no NVIDIA GPU device is present")
+        || text.contains("cuInit: UNKNOWN ERROR (303)")
     {
         return Some((
             EnvKind::VisibleDevices,
@@ -2100,6 +2120,39 @@ mod tests {
                     EnvKind::VisibleDevices,
                     Some("container without GPUs".to_owned()),
                 ),
+            ),
+        ] {
+            assert_eq!(env_of(line), want, "{line}");
+        }
+        for (line, want) in [
+            (
+                "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+                (
+                    EnvKind::VisibleDevices,
+                    Some("container without GPUs".to_owned()),
+                ),
+            ),
+            (
+                "W tensorflow/stream_executor/cuda/cuda_driver.cc:312] failed call to cuInit: UNKNOWN ERROR (303)",
+                (
+                    EnvKind::VisibleDevices,
+                    Some("container without GPUs".to_owned()),
+                ),
+            ),
+            (
+                "NVML ERROR: RM has detected an NVML/RM version mismatch.",
+                (EnvKind::NvmlMismatch, None),
+            ),
+            (
+                "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:303] kernel version 384.90.0 does not match DSO versio",
+                (
+                    EnvKind::NvmlMismatch,
+                    Some("kernel module 384.90.0".to_owned()),
+                ),
+            ),
+            (
+                "DNN library is not found.",
+                (EnvKind::LibMissing, Some("libcudnn".to_owned())),
             ),
         ] {
             assert_eq!(env_of(line), want, "{line}");
