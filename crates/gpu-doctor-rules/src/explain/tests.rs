@@ -250,3 +250,13 @@ fn a_printed_nvidia_smi_table_is_read_per_gpu_and_not_against_preallocators() {
     );
     assert_eq!(codes(&tf)[0].1, Cause::OomCapacity, "{tf}");
 }
+
+#[test]
+fn a_missing_driver_explains_the_insufficient_driver_error_printed_before_it() {
+    // Without libcuda the runtime reports error 35 ("insufficient"), which reads like an old
+    // driver; the missing library is the root even when it is printed second.
+    let text = "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n\
+ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n";
+    let got = codes(text);
+    assert_eq!(got[0].1, Cause::EnvNoDriver, "{got:?}");
+}
