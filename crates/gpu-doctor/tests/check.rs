@@ -61,8 +61,7 @@ fn a_cpu_torch_on_a_gpu_machine_fails_with_the_cuda_wheel_to_install() {
         ..Machine::default()
     });
     let dir = &m.dir;
-    let venv = venv(dir.path(), Some("torch-2.3.0-cpu"));
-    let path = format!("{}/bin:/usr/bin:/bin", venv.display());
+    let path = m.path_with_python("torch-2.3.0-cpu");
     let out = m.check(&["--json"], &[("PATH", path)]);
     assert_eq!(
         out.status.code(),
@@ -97,8 +96,7 @@ fn a_cu121_torch_on_driver_470_says_which_driver_or_wheel_it_needs() {
         ..Machine::default()
     });
     let dir = &m.dir;
-    let venv = venv(dir.path(), Some("torch-2.3.0-cu121"));
-    let path = format!("{}/bin:/usr/bin:/bin", venv.display());
+    let path = m.path_with_python("torch-2.3.0-cu121");
     let out = m.check(&[], &[("PATH", path)]);
     assert_eq!(out.status.code(), Some(1));
     let text = scrub(&stdout(&out), dir.path());

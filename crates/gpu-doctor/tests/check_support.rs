@@ -132,6 +132,12 @@ impl FakeMachine {
         ]);
         gpu_doctor(&all, env)
     }
+
+    /// A `PATH` whose `python3` is a venv holding the stand-in framework `pkg` (see [`venv`]).
+    pub fn path_with_python(&self, pkg: &str) -> String {
+        let venv = venv(self.dir.path(), Some(pkg));
+        format!("{}/bin:/usr/bin:/bin", venv.display())
+    }
 }
 
 /// A venv (without pip) whose site-packages holds the stand-in torch from `testdata/env/python/<pkg>`.
