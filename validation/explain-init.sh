@@ -15,21 +15,7 @@ LOG="$DIR/steps.log"
 : > "$LOG"
 : > "$DIR/summary.txt"
 
-step() { # name timeout_s command...
-  local name="$1" limit="$2"; shift 2
-  timeout "$limit" "$@" > "$DIR/$name.out" 2>&1
-  echo "$name rc=$?: $*" | tee -a "$LOG"
-}
-
-explain() { # name [extra args]
-  local name="$1"; shift
-  local tag="$name${1:+$1}"
-  step "$tag.explain" 60 "$BIN" explain --color never "$@" "$DIR/$name.out"
-  step "$tag.explain-json" 60 "$BIN" explain --json "$@" "$DIR/$name.out"
-  local cause
-  cause=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))' "$DIR/$tag.explain-json.out" 2>/dev/null)
-  echo "$tag => ${cause:-unparsable}" | tee -a "$DIR/summary.txt"
-}
+. validation/explain/lib.sh
 
 {
   echo "date: $(date -Is)"

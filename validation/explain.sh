@@ -16,25 +16,7 @@ mkdir -p "$DIR"
 LOG="$DIR/steps.log"
 : > "$LOG"
 
-step() { # name timeout_s command...
-  local name="$1" limit="$2"; shift 2
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  timeout "$limit" "$@" > "$DIR/$name.out" 2>&1
-  rc=$?
-  t1=$(date +%s.%N)
-  printf '%s rc=%s %.2fs: %s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$*" | tee -a "$LOG"
-}
-
-explain() { # name [extra args]
-  local name="$1"; shift
-  step "$name.explain" 60 "$BIN" explain --color never "$@" "$DIR/$name.out"
-  step "$name.explain-json" 60 "$BIN" explain --json "$@" "$DIR/$name.out"
-  # The primary cause, for the summary.
-  local cause
-  cause=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))' "$DIR/$name.explain-json.out" 2>/dev/null)
-  echo "$name => ${cause:-unparsable}" | tee -a "$DIR/summary.txt"
-}
+. validation/explain/lib.sh
 
 {
   echo "date: $(date -Is)"

@@ -1,0 +1,28 @@
+# Shared by validation/explain.sh and validation/explain-init.sh (sourced, not run). The caller
+# sets BIN (gpu-doctor), PY (python), DIR (its output folder) and LOG (its step log).
+
+# step NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output to $DIR/NAME.out,
+# and logs its exit status and duration.
+step() {
+  local name="$1" limit="$2"; shift 2
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" > "$DIR/$name.out" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  printf '%s rc=%s %.2fs: %s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$*" | tee -a "$LOG"
+}
+
+# explain NAME [ARGS...]: `gpu-doctor explain` (text and --json, with ARGS) on what NAME printed;
+# the primary finding goes to $DIR/summary.txt. Runs with ARGS are named NAME followed by ARGS,
+# so a --live run does not overwrite the plain one.
+explain() {
+  local name="$1"; shift
+  local tag="$name${1:+$1}"
+  step "$tag.explain" 60 "$BIN" explain --color never "$@" "$DIR/$name.out"
+  step "$tag.explain-json" 60 "$BIN" explain --json "$@" "$DIR/$name.out"
+  local cause
+  # The .out file holds stderr too (a --live warning before the JSON on a machine without GPUs).
+  cause=$("$PY" -c 'import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index("{"):]); f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))' "$DIR/$tag.explain-json.out" 2>/dev/null)
+  echo "$tag => ${cause:-unparsable}" | tee -a "$DIR/summary.txt"
+}
