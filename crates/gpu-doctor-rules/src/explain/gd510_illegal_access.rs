@@ -1,8 +1,8 @@
 //! GD510: a kernel touched memory it must not (CUDA errors 700, 714–719).
 
-use super::{Hit, Input, first_and_last, ranks_phrase};
+use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -68,11 +68,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         "A GPU kernel failed with \"{what}\"{}: a sticky error, so the process must be restarted, and the traceback's line may not be the faulting op.",
         ranks_phrase(&hits)
     );
-    let mut f =
-        Finding::new("GD510", Cause::IllegalAccess, Severity::Error, message).confidence(0.85);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD510",
+        Cause::IllegalAccess,
+        Severity::Error,
+        message,
+        0.85,
+        &hits,
+    );
     f = f
         .with_remedy(
             "Rerun with synchronous launches so the error is raised at the kernel that faulted",

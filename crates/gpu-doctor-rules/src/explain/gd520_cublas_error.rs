@@ -1,8 +1,8 @@
 //! GD520: a cuBLAS call failed.
 
-use super::{Hit, Input, first_and_last, ranks_phrase};
+use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -87,10 +87,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         ranks_phrase(&hits),
         meaning(&s.status)
     );
-    let mut f = Finding::new("GD520", Cause::CublasError, Severity::Error, message).confidence(0.6);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD520",
+        Cause::CublasError,
+        Severity::Error,
+        message,
+        0.6,
+        &hits,
+    );
     f = f.with_remedy(
         "Rerun with synchronous launches; an earlier kernel error then shows up where it happens",
         Some("CUDA_LAUNCH_BLOCKING=1 python train.py".to_owned()),

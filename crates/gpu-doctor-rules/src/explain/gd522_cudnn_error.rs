@@ -1,8 +1,8 @@
 //! GD522: a cuDNN call failed.
 
-use super::{Hit, Input, first_and_last, ranks_phrase};
+use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -93,10 +93,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         ranks_phrase(&hits),
         meaning(&s.status, s.code)
     );
-    let mut f = Finding::new("GD522", Cause::CudnnError, Severity::Error, message).confidence(0.6);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD522",
+        Cause::CudnnError,
+        Severity::Error,
+        message,
+        0.6,
+        &hits,
+    );
     f = f
         .with_remedy(
             "Leave cuDNN free memory: a smaller batch; in TensorFlow, grow memory instead of preallocating",

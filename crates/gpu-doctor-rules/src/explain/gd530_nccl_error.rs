@@ -1,8 +1,8 @@
 //! GD530: an NCCL operation failed.
 
-use super::{Hit, Input, first_and_last, ranks_phrase};
+use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -59,10 +59,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         n.kind,
         ranks_phrase(&hits)
     );
-    let mut f = Finding::new("GD530", Cause::NcclError, Severity::Error, message).confidence(0.6);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD530",
+        Cause::NcclError,
+        Severity::Error,
+        message,
+        0.6,
+        &hits,
+    );
     f = f
         .with_remedy(
             "Rerun with NCCL's own log to see the failing call",

@@ -1,8 +1,8 @@
 //! GD531: a collective timed out (the NCCL watchdog).
 
-use super::{Hit, Input, first_and_last, ranks_phrase};
+use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -58,10 +58,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         "A collective timed out{after}{}: some rank stopped taking part (crashed, hung or much slower); its own error is the root cause.",
         ranks_phrase(&hits)
     );
-    let mut f = Finding::new("GD531", Cause::NcclError, Severity::Error, message).confidence(0.5);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD531",
+        Cause::NcclError,
+        Severity::Error,
+        message,
+        0.5,
+        &hits,
+    );
     f = f
         .with_remedy(
             "Read every rank's log for the first error; the rank that stopped first is the root",

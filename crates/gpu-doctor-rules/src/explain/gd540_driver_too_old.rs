@@ -1,8 +1,8 @@
 //! GD540: the NVIDIA driver is older than the CUDA the software was built for.
 
-use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -80,11 +80,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         ),
         None => "The NVIDIA driver is older than the CUDA runtime the software was built for; nothing can run on the GPU until one of them changes.".to_owned(),
     };
-    let mut f =
-        Finding::new("GD540", Cause::EnvDriverTooOld, Severity::Error, message).confidence(0.9);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD540",
+        Cause::EnvDriverTooOld,
+        Severity::Error,
+        message,
+        0.9,
+        &hits,
+    );
     match supported.and_then(|(a, b)| wheel_for(a, b).map(|w| (a, b, w))) {
         Some((a, b, wheel)) => {
             f = f.with_remedy(
@@ -126,11 +129,14 @@ fn driver_mismatch(hits: &[&Observation], compat: bool) -> Hit {
     } else {
         "The CUDA driver library in use (libcuda) does not go with the loaded NVIDIA kernel driver (error 803): usually a driver too old for the CUDA libraries the job loads (or a cuda-compat copy of libcuda that this driver or GPU cannot use), or a driver upgrade not yet followed by a reboot."
     };
-    let mut f =
-        Finding::new("GD540", Cause::EnvDriverTooOld, Severity::Error, message).confidence(0.85);
-    for e in first_and_last(hits) {
-        f = f.with_evidence(e);
-    }
+    let f = finding_from(
+        "GD540",
+        Cause::EnvDriverTooOld,
+        Severity::Error,
+        message,
+        0.85,
+        hits,
+    );
     let f = f
         .with_remedy(
             "Install a current NVIDIA driver and reboot (a reboot alone fixes it right after a driver upgrade)",

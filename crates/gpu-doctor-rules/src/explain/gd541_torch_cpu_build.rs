@@ -1,8 +1,8 @@
 //! GD541: a CPU-only `PyTorch`.
 
-use super::{Hit, Input, env_observations, first_and_last};
+use super::{Hit, Input, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::EnvKind;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -39,16 +39,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
-    let mut f = Finding::new(
+    let mut f = finding_from(
         "GD541",
         Cause::EnvTorchCpuBuild,
         Severity::Error,
         "The installed PyTorch is a CPU-only build: it cannot use the GPU whatever the driver.",
-    )
-    .confidence(0.95);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+        0.95,
+        &hits,
+    );
     f = f
         .with_remedy(
             "Reinstall PyTorch from its CUDA index (pick the cuXYZ tag not newer than the CUDA version `nvidia-smi` shows: cu126, cu128 or cu130)",

@@ -1,8 +1,8 @@
 //! GD542: no GPU code for this GPU's architecture.
 
-use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -50,11 +50,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some(sm) => format!("The installed build has no kernels for this GPU's architecture ({sm}): nothing can run on it."),
         None => "The software has no GPU code for this GPU's architecture (\"no kernel image is available\"): nothing can run on it.".to_owned(),
     };
-    let mut f =
-        Finding::new("GD542", Cause::EnvArchUnsupported, Severity::Error, message).confidence(0.9);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        message,
+        0.9,
+        &hits,
+    );
     let cc: Option<u32> = sm
         .as_deref()
         .and_then(|s| s.trim_start_matches("sm_").parse().ok());
@@ -113,11 +116,14 @@ fn needs_newer_gpu(hits: &[&Observation], needed: &str) -> Hit {
     let message = format!(
         "The software runs only on GPUs of architecture {needed} or newer and refused this one: usually the GPU is older (Turing, Volta or earlier), else it is newer than the installed build knows."
     );
-    let mut f =
-        Finding::new("GD542", Cause::EnvArchUnsupported, Severity::Error, message).confidence(0.9);
-    for e in first_and_last(hits) {
-        f = f.with_evidence(e);
-    }
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        message,
+        0.9,
+        hits,
+    );
     let f = f
         .with_remedy(
             "Use the code path this GPU has: half precision instead of bfloat16, PyTorch's own attention instead of FlashAttention 2",

@@ -1,8 +1,8 @@
 //! GD543: a CUDA library cannot be loaded.
 
-use super::{Hit, Input, env_detail, env_observations, finding_from, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -90,11 +90,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             "A CUDA library cannot be loaded: it is missing or not on the loader's path.".to_owned()
         }
     };
-    let mut f =
-        Finding::new("GD543", Cause::EnvLibMissing, Severity::Error, message).confidence(0.85);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        message,
+        0.85,
+        &hits,
+    );
     let stem = lib.as_deref().map_or_else(
         || "libcudart".to_owned(),
         |l| l.split(".so").next().unwrap_or(l).to_owned(),
@@ -142,11 +145,14 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."
     );
-    let mut f =
-        Finding::new("GD543", Cause::EnvLibMissing, Severity::Error, message).confidence(0.8);
-    for e in first_and_last(hits) {
-        f = f.with_evidence(e);
-    }
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        message,
+        0.8,
+        hits,
+    );
     let f = f
         .with_remedy(
             "See which copies are installed and which one is loaded first",

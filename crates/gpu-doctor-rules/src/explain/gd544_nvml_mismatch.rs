@@ -1,8 +1,8 @@
 //! GD544: the loaded kernel module and the user-space driver libraries differ.
 
-use super::{Hit, Input, env_observations, first_and_last};
+use super::{Hit, Input, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::EnvKind;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -39,16 +39,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
-    let mut f = Finding::new(
+    let mut f = finding_from(
         "GD544",
         Cause::EnvNvmlMismatch,
         Severity::Error,
         "The loaded NVIDIA kernel module and the user-space driver libraries are different versions (usually an upgrade without a reboot): NVML and CUDA fail until they match.",
-    )
-    .confidence(0.95);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+        0.95,
+        &hits,
+    );
     f = f
         .with_remedy("Reboot the node", Some("sudo reboot".to_owned()), None)
         .with_remedy(

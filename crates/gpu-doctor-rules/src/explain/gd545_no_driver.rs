@@ -1,8 +1,8 @@
 //! GD545: no NVIDIA driver, or it is not loaded.
 
-use super::{Hit, Input, env_detail, env_observations, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::EnvKind;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -46,11 +46,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     } else {
         "No usable NVIDIA driver: it is not installed, not loaded for the running kernel, or not visible inside the container."
     };
-    let mut f = Finding::new("GD545", Cause::EnvNoDriver, Severity::Error, message)
-        .confidence(if uvm { 0.6 } else { 0.85 });
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD545",
+        Cause::EnvNoDriver,
+        Severity::Error,
+        message,
+        if uvm { 0.6 } else { 0.85 },
+        &hits,
+    );
     if uvm {
         f = f.with_remedy(
             "Reload the unified-memory module (or reboot)",

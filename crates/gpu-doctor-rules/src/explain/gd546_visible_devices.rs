@@ -1,6 +1,6 @@
 //! GD546: the job asked for a GPU it cannot see.
 
-use super::{Hit, Input, env_detail, env_observations, finding_from, first_and_last};
+use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::EnvKind;
@@ -67,11 +67,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             None => "The job asked for a GPU it cannot see: the device index is out of range for the GPUs visible to it, or none is visible.".to_owned(),
         }
     };
-    let mut f =
-        Finding::new("GD546", Cause::EnvVisibleDevices, Severity::Error, message).confidence(0.85);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        message,
+        0.85,
+        &hits,
+    );
     f = f
         .with_remedy(
             "See which GPUs the job can see",

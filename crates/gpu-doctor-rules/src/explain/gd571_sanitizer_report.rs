@@ -1,8 +1,8 @@
 //! GD571: compute-sanitizer found memory errors.
 
-use super::{Hit, Input, first_and_last};
+use super::{Hit, Input, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_model::{Cause, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -58,10 +58,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     } else {
         (Cause::IllegalAccess, Severity::Error)
     };
-    let mut f = Finding::new("GD571", cause, severity, message).confidence(0.9);
-    for e in first_and_last(&hits) {
-        f = f.with_evidence(e);
-    }
+    let mut f = finding_from("GD571", cause, severity, message, 0.9, &hits);
     f = f.with_remedy(
         "Read the first report's kernel, thread and address, fix that access, and rerun under the sanitizer",
         Some("gpu-doctor sanitize -- python train.py".to_owned()),
