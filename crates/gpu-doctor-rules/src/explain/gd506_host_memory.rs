@@ -95,32 +95,29 @@ fn finding(what: HostMemoryKind, detail: Option<&str>, seen: &[&Observation]) ->
                 Some("DataLoader(..., num_workers=2)".to_owned()),
                 None,
             ),
-        HostMemoryKind::AllocFailed => f
-            .with_remedy(
-                "See how much RAM the machine has and what holds it",
-                Some("free -g; ps aux --sort=-rss | head".to_owned()),
-                Some("a request larger than the machine's RAM is usually a wrong shape".to_owned()),
-            )
-            .with_remedy(
-                "Hold less in host memory: fewer DataLoader workers, a memory-mapped dataset, memory-mapped checkpoint loading",
-                Some("torch.load(path, mmap=True, map_location=\"cpu\")".to_owned()),
-                None,
-            ),
-        HostMemoryKind::OomKilled => f
-            .with_remedy(
-                "See what the kernel killed and how large it was",
-                Some("sudo dmesg -T | grep -i -E 'killed process|out of memory'".to_owned()),
-                Some("under Slurm: sacct -j JOBID -o JobID,MaxRSS,ReqMem,State".to_owned()),
-            )
-            .with_remedy(
-                "Hold less in host memory: fewer DataLoader workers, a memory-mapped dataset, memory-mapped checkpoint loading",
-                Some("torch.load(path, mmap=True, map_location=\"cpu\")".to_owned()),
-                None,
-            )
-            .with_remedy(
-                "Or ask the scheduler for more memory",
-                Some("sbatch --mem=128G ...".to_owned()),
-                None,
-            ),
+        HostMemoryKind::AllocFailed => hold_less(f.with_remedy(
+            "See how much RAM the machine has and what holds it",
+            Some("free -g; ps aux --sort=-rss | head".to_owned()),
+            Some("a request larger than the machine's RAM is usually a wrong shape".to_owned()),
+        )),
+        HostMemoryKind::OomKilled => hold_less(f.with_remedy(
+            "See what the kernel killed and how large it was",
+            Some("sudo dmesg -T | grep -i -E 'killed process|out of memory'".to_owned()),
+            Some("under Slurm: sacct -j JOBID -o JobID,MaxRSS,ReqMem,State".to_owned()),
+        ))
+        .with_remedy(
+            "Or ask the scheduler for more memory",
+            Some("sbatch --mem=128G ...".to_owned()),
+            None,
+        ),
     }
+}
+
+/// The remedy both host-RAM findings share.
+fn hold_less(f: Finding) -> Finding {
+    f.with_remedy(
+        "Hold less in host memory: fewer DataLoader workers, a memory-mapped dataset, memory-mapped checkpoint loading",
+        Some("torch.load(path, mmap=True, map_location=\"cpu\")".to_owned()),
+        None,
+    )
 }

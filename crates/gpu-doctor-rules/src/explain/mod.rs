@@ -181,7 +181,7 @@ fn root_rank(f: &Finding) -> u8 {
         c if c.is_oom() && f.severity >= Severity::Warn => 70,
         // The host ran out of memory (GD506): it killed the job, and the peers that then
         // time out are its knock-on.
-        Cause::Other if f.code.0 == "GD506" => 68,
+        Cause::Other if f.code.0 == gd506_host_memory::DOC.code => 68,
         Cause::IllegalAccess => 60,
         Cause::HwThermalPower | Cause::HwXid => 50,
         Cause::CudnnError | Cause::CublasError => 40,
