@@ -1370,7 +1370,8 @@ fn nccl(text: &str) -> Option<NcclInfo> {
     // Horovod and TensorFlow: `ncclCommInitRank failed: unhandled cuda error`.
     if let Some((_, why)) = text.split_once("ncclCommInitRank failed: ") {
         return Some(NcclInfo {
-            kind: why.trim().to_owned(),
+            // The reason ends the line; keep a sane length of it.
+            kind: why.trim().chars().take(120).collect(),
             timeout_ms: None,
             version: None,
         });
