@@ -110,6 +110,10 @@ pub struct OomInfo {
     pub not_a_failure: bool,
     /// The message ended before its numbers did (cut by a log collector or a terminal).
     pub truncated: bool,
+    /// The evaluation function (`validate`, `evaluation_loop`) that the Python traceback
+    /// before the message passed through, when it passed through one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub during_evaluation: Option<String>,
 }
 
 /// A CUDA runtime or driver error, as named or numbered in the line.
@@ -252,6 +256,12 @@ pub enum ObsKind {
         /// The killed process (`python (pid 4242)`) or the size asked for, when printed.
         detail: Option<String>,
     },
+    /// An NVIDIA driver installer's (nvidia-installer's, DKMS's) error.
+    DriverInstall {
+        outcome: DriverInstallOutcome,
+        /// The error's text after `ERROR:`.
+        detail: Option<String>,
+    },
 }
 
 /// Which host-memory failure a line reports.
@@ -265,6 +275,18 @@ pub enum HostMemoryKind {
     AllocFailed,
     /// Shared memory (`/dev/shm`) is too small: `DataLoader` workers, NCCL's shm transport.
     SharedMemory,
+}
+
+/// What an NVIDIA driver installer (nvidia-installer, DKMS) reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverInstallOutcome {
+    /// The installation failed (`ERROR: Unable to build the NVIDIA kernel module`).
+    Failed,
+    /// The installer refused because an NVIDIA kernel module is loaded: a driver is in use.
+    ModuleLoaded,
+    /// DKMS would not replace a module of the same version: already installed.
+    SameVersionInstalled,
 }
 
 impl ObsKind {
@@ -289,6 +311,7 @@ impl ObsKind {
             ObsKind::GpuProcess { .. } => "gpu_process",
             ObsKind::Temperature { .. } => "temperature",
             ObsKind::HostMemory { .. } => "host_memory",
+            ObsKind::DriverInstall { .. } => "driver_install",
         }
     }
 }

@@ -28,8 +28,8 @@ pub mod units;
 
 pub use cuda_errors::{CUDA_ERRORS, CudaErrorEntry, lookup_cuda_error};
 pub use facts::{
-    CudaErrorInfo, EnvKind, Framework, HostMemoryKind, LibStatus, LogFacts, NcclInfo, ObsKind,
-    Observation, OomInfo, OomStyle,
+    CudaErrorInfo, DriverInstallOutcome, EnvKind, Framework, HostMemoryKind, LibStatus, LogFacts,
+    NcclInfo, ObsKind, Observation, OomInfo, OomStyle,
 };
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -125,6 +125,41 @@ fn triggered(bytes: &[u8]) -> bool {
         // every line rather than none.
         None => true,
     }
+}
+
+/// Line starts that matter although they hold no trigger word. They are checked only where
+/// a line begins (after its indentation), where the scan stops for every line anyway, so they
+/// cost a byte compare per line rather than a slot in the prefilter.
+const LINE_STARTS: &[&[u8]] = &[
+    // A Python traceback and its frames: the function the failure happened in.
+    b"Traceback (most recent call last)",
+    b"File \"",
+    // nvidia-installer's and DKMS's errors and verdicts, which often name no GPU word.
+    b"ERROR:",
+    b"DKMS ",
+    // nvidia-smi when NVML works but enumerates no GPU.
+    b"No devices were found",
+    // Slurm draining a node whose GPUs went missing (`scontrol show node`, `sinfo -R`).
+    b"Reason=gres/",
+    b"gres/gpu",
+    // A Rust panic (`Cuda(NoBinaryForGpu)` from the CUDA crates).
+    b"thread '",
+    // CUDA's assembler (`ptxas fatal : Value 'sm_90a' is not defined`).
+    b"ptxas",
+];
+
+/// Whether a line without a trigger word starts with one of [`LINE_STARTS`].
+fn starts_worth_a_look(line: &[u8]) -> bool {
+    let indent = line
+        .iter()
+        .take(16)
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count();
+    let rest = &line[indent..];
+    matches!(
+        rest.first(),
+        Some(b'T' | b'F' | b'E' | b'D' | b'N' | b'R' | b'g' | b't' | b'p')
+    ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
 }
 
 /// Lines read unconditionally after a line that starts a multi-line message (the
@@ -280,7 +315,14 @@ impl Scanner {
     fn pass_over(&mut self, region: &[u8]) {
         let mut line_start = 0;
         for nl in memchr::memchr_iter(b'\n', region) {
-            if region.get(line_start).is_some_and(u8::is_ascii_digit) {
+            let line = &region[line_start..nl];
+            if self.follow > 0 {
+                // A line-start look below started a multi-line message (a Rust panic).
+                self.follow -= 1;
+                self.process_capped(line, true);
+            } else if starts_worth_a_look(line) {
+                self.process_capped(line, false);
+            } else if region.get(line_start).is_some_and(u8::is_ascii_digit) {
                 // Capped as `process_capped` caps; `bare_reading` stops at a `\r` itself.
                 let line = &region[line_start..nl.min(line_start + self.opts.max_line_bytes)];
                 if let Some(kind) = recognize::bare_reading(line) {
@@ -311,7 +353,7 @@ impl Scanner {
             if segment.is_empty() {
                 continue;
             }
-            if !(forced || triggered(segment)) {
+            if !(forced || triggered(segment) || (i == 0 && starts_worth_a_look(segment))) {
                 // Only a line's first segment can be a bare reading: `pass_over` looks at
                 // the line's first byte, and the result must not depend on where chunks split.
                 if i == 0
@@ -505,6 +547,42 @@ mod tests {
             let facts = s.finish();
             assert_eq!(facts.observations, whole.observations, "chunk {chunk}");
         }
+    }
+
+    #[test]
+    fn line_starts_without_trigger_words_are_read_however_the_input_is_split() {
+        // No trigger word in the traceback's frames or the installer's error; the OOM after
+        // the frames learns the evaluation function they passed through.
+        let log = b"Traceback (most recent call last):\n  File \"train.py\", line 282, in validate\n    scores_copy = scores.clone()\nRuntimeError: CUDA error: out of memory\n\
+ERROR: Unable to open 'kernel/dkms.conf' for copying (No such file or directory)\n\
+noise File \"x\", line 1, in validate\n";
+        let whole = scan_bytes("log", log);
+        let during: Vec<Option<&str>> = whole
+            .observations
+            .iter()
+            .filter_map(|o| match &o.kind {
+                ObsKind::Oom(info) => Some(info.during_evaluation.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(during, vec![Some("validate")]);
+        assert_eq!(whole.lines_scanned, 6);
+        for chunk in 1..log.len() {
+            let mut s = Scanner::new(ScanOptions::default());
+            s.begin_source("log");
+            for piece in log.chunks(chunk) {
+                s.feed(piece);
+            }
+            let facts = s.finish();
+            assert_eq!(facts.observations, whole.observations, "chunk {chunk}");
+        }
+        // A new traceback forgets the last one's frames.
+        let log = b"  File \"train.py\", line 282, in validate\nTraceback (most recent call last):\n  File \"train.py\", line 12, in train\nRuntimeError: CUDA error: out of memory\n";
+        let facts = scan_bytes("log", log);
+        assert!(matches!(
+            &facts.observations[0].kind,
+            ObsKind::Oom(info) if info.during_evaluation.is_none()
+        ));
     }
 
     #[test]

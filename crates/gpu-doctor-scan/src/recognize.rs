@@ -6,8 +6,8 @@
 
 use crate::cuda_errors::{CUDA_ERRORS, legacy_code, lookup_cuda_error};
 use crate::facts::{
-    CudaErrorInfo, EnvKind, Framework, HostMemoryKind, LibStatus, NcclInfo, ObsKind, OomInfo,
-    OomStyle,
+    CudaErrorInfo, DriverInstallOutcome, EnvKind, Framework, HostMemoryKind, LibStatus, NcclInfo,
+    ObsKind, OomInfo, OomStyle,
 };
 use crate::units::parse_size;
 use regex::{Captures, Regex};
@@ -23,6 +23,11 @@ pub(crate) struct Context {
     /// the row above, which older tables start with a bare model name (`GeForce GTX 1080`)
     /// that no trigger word finds; the rows come in index order after the table's header.
     pub smi_next_gpu: Option<u32>,
+    /// The evaluation function (`validate`, `evaluation_loop`) the current Python traceback
+    /// passes through, for the error message that ends it.
+    pub evaluation_frame: Option<String>,
+    /// The input is an NVIDIA driver installer's output, whose `ERROR:` lines are its own.
+    pub in_driver_installer: bool,
 }
 
 /// What one line yielded.
@@ -304,6 +309,84 @@ fn framework_of(text: &str) -> Option<Framework> {
     }
 }
 
+/// What a driver installer's line reports: DKMS's "same version already installed" (a
+/// harmless "error"), nvidia-installer refusing because a module is loaded, or a failure. A
+/// bare `ERROR:` line counts only in an installer's output or when it names DKMS or a kernel
+/// module (pip's `ERROR:` lines name nvidia packages too).
+fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
+    let outcome = if text.contains("exactly matches what is already found in kernel")
+        || text.contains("DKMS will not replace this module")
+    {
+        DriverInstallOutcome::SameVersionInstalled
+    } else if text.contains("appears to already be loaded in your kernel") {
+        DriverInstallOutcome::ModuleLoaded
+    } else if text.starts_with("ERROR:")
+        && (ctx.in_driver_installer || text.contains("dkms") || text.contains("kernel module"))
+    {
+        DriverInstallOutcome::Failed
+    } else {
+        return None;
+    };
+    let detail = text
+        .strip_prefix("ERROR:")
+        .map(|rest| rest.trim().chars().take(160).collect());
+    Some(ObsKind::DriverInstall { outcome, detail })
+}
+
+/// `Cuda(NoBinaryForGpu)`, `CudaError::NoBinaryForGpu` → `CUDA_ERROR_NO_BINARY_FOR_GPU: ...`,
+/// when the variant is a CUDA driver error.
+fn rust_cuda_error(text: &str) -> Option<String> {
+    let (_, rest) = text
+        .split_once("Cuda(")
+        .or_else(|| text.split_once("CudaError::"))?;
+    let variant: String = rest
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .take(48)
+        .collect();
+    let mut snake = String::from("CUDA_ERROR_");
+    for (i, ch) in variant.chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            snake.push('_');
+        }
+        snake.push(ch.to_ascii_uppercase());
+    }
+    let entry = lookup_cuda_error(&snake)?;
+    Some(format!("CUDA error: {snake}: {}", entry.message))
+}
+
+/// The function of a Python traceback frame: `File "train.py", line 282, in validate`.
+fn traceback_function(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("File \"")?;
+    let (_, after_path) = rest.split_once("\", line ")?;
+    let (_, function) = after_path.split_once(", in ")?;
+    function.split_whitespace().next()
+}
+
+/// The words of a function name that make it an evaluation step (see [`is_evaluation`]).
+const EVALUATION_WORDS: &[&str] = &[
+    "val",
+    "valid",
+    "validate",
+    "validation",
+    "eval",
+    "evaluate",
+    "evaluation",
+];
+
+/// Whether a function name is a training loop's evaluation step (`validate`,
+/// `validation_step`, `evaluate`, `evaluation_loop`, `eval_epoch`, `run_validation`: the
+/// first or last word of the name), where
+/// an out-of-memory error has causes of its own: autograd left on, outputs kept on the GPU.
+/// Prediction and test functions are not counted: they are often a whole inference job.
+fn is_evaluation(function: &str) -> bool {
+    let name = function.trim_start_matches('_').to_ascii_lowercase();
+    let mut words = name.split('_');
+    let first = words.next().unwrap_or_default();
+    let last = words.next_back().unwrap_or(first);
+    EVALUATION_WORDS.contains(&first) || EVALUATION_WORDS.contains(&last)
+}
+
 pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     let mut found = Found {
         framework_hint: framework_of(text),
@@ -322,6 +405,42 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         || text.starts_with("Compile with `TORCH_USE_CUDA_DSA`")
     {
         return found;
+    }
+
+    // A Python traceback: whether it passes through an evaluation function, for the
+    // out-of-memory message that ends it.
+    if text.starts_with("Traceback (most recent call last)") {
+        ctx.evaluation_frame = None;
+        return found;
+    }
+    if let Some(function) = traceback_function(text) {
+        if is_evaluation(function) {
+            ctx.evaluation_frame = Some(function.chars().take(64).collect());
+        }
+        return found;
+    }
+
+    if text.contains("nvidia-installer")
+        || text.contains("NVIDIA Software Installer")
+        || text.contains("NVIDIA Accelerated Graphics Driver")
+    {
+        ctx.in_driver_installer = true;
+    }
+    if let Some(obs) = driver_install(text, ctx) {
+        found.observations.push((obs, Some(Framework::Other)));
+        return found;
+    }
+    // A Rust panic: the message is on this line (Rust < 1.73) or the next ones.
+    if text.starts_with("thread '") && text.contains("' panicked at") {
+        found.starts_multiline = true;
+    }
+    // The Rust CUDA crates print driver errors as enum variants (`Cuda(NoBinaryForGpu)`,
+    // `CudaError::InvalidDevice`): read them as the C name they stand for.
+    if let Some(c_name) = rust_cuda_error(text) {
+        let mut inner = recognize(&c_name, ctx);
+        inner.starts_multiline |= found.starts_multiline;
+        inner.framework_hint = inner.framework_hint.or(hint);
+        return inner;
     }
 
     // The BFC allocator's statistics block: its numbers are on the lines that follow.
@@ -380,7 +499,8 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((obs, hint));
         return found;
     }
-    if let Some((oom, multiline)) = oom(text, ctx) {
+    if let Some((mut oom, multiline)) = oom(text, ctx) {
+        oom.during_evaluation.clone_from(&ctx.evaluation_frame);
         let fw = oom.framework.or(hint);
         found.starts_multiline = multiline;
         found.observations.push((ObsKind::Oom(oom), fw));
@@ -507,6 +627,19 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found
             .observations
             .push((ObsKind::Nccl(nccl), Some(Framework::Nccl)));
+        return found;
+    }
+    // ROCm's HSA runtime words an illegal address so (`Memory access fault by GPU node-1
+    // (Agent handle: 0x...) on address 0x7f8a068cb000. Reason: Page not present or
+    // supervisor privilege.`), and aborts.
+    if text.contains("Memory access fault by GPU node") {
+        let err = CudaErrorInfo {
+            code: Some(700),
+            name: Some("hipErrorIllegalAddress".to_owned()),
+            message: Some("memory access fault by GPU".to_owned()),
+            sticky: true,
+        };
+        found.observations.push((ObsKind::CudaError(err), hint));
         return found;
     }
     if let Some(err) = cuda_error(text) {
@@ -993,7 +1126,29 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     }
 }
 
+static RE_PTXAS_ARCH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Value '(sm_[0-9]+[a-z]?)' is not defined for option 'gpu-name'"));
+
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
+    // nvidia-smi with NVML up but no GPU in its list; Slurm's slurmd finding none of the GPUs
+    // that gres.conf declares (the node is drained with this reason).
+    if text.starts_with("No devices were found")
+        || (text.contains("gres/gpu count reported lower than configured (0 <"))
+    {
+        return Some((
+            EnvKind::VisibleDevices,
+            Some("no GPU enumerated".to_owned()),
+        ));
+    }
+    // CUDA's assembler does not know the GPU's architecture: the toolkit is older than it.
+    if text.contains("is not defined for option 'gpu-name'")
+        && let Some(c) = RE_PTXAS_ARCH.captures(text)
+    {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("ptxas does not know {}", &c[1])),
+        ));
+    }
     if let Some(c) = RE_DRIVER_FOUND.captures(text) {
         return Some((EnvKind::DriverTooOld, Some(c[1].to_owned())));
     }

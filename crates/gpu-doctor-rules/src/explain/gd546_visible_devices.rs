@@ -13,7 +13,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r#"## What it does
 Finds `invalid device ordinal` (CUDA 101), `No CUDA GPUs are available` and `all CUDA-capable
 devices are busy or unavailable` (CUDA 46; `CUDA-capable device(s) is/are busy or unavailable`
-since CUDA 11).
+since CUDA 11), nvidia-smi's `No devices were found` and Slurm's `gres/gpu count reported lower
+than configured (0 < N)` (the driver answers but lists no GPU).
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
@@ -48,6 +49,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("device access") => {
             return vec![Hit {
                 finding: lost_device_access(&hits),
+                seq: first.seq,
+            }];
+        }
+        Some("no GPU enumerated") => {
+            return vec![Hit {
+                finding: none_enumerated(&hits),
                 seq: first.seq,
             }];
         }
@@ -150,5 +157,33 @@ fn container_without_gpus(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
         "If docker does not know the runtime, install the NVIDIA container toolkit and register it",
         Some("sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker".to_owned()),
         Some("`docker info | grep -i runtime` should list nvidia".to_owned()),
+    )
+}
+
+/// nvidia-smi's `No devices were found`, Slurm's `gres/gpu count reported lower than
+/// configured (0 < 8)`: the driver answers but lists no GPU.
+fn none_enumerated(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "The driver answers but lists no GPU: the GPUs' device nodes are not reachable from here (a container or cgroup without them, a Slurm node whose slurmd cannot open them), or no GPU is bound to the NVIDIA driver.",
+        0.6,
+        hits,
+    )
+    .with_remedy(
+        "See whether the GPUs and their device nodes are there, and which driver holds them",
+        Some("ls -l /dev/nvidia*; lspci -nnk -d 10de: | grep -A2 -i nvidia".to_owned()),
+        Some("`Kernel driver in use: vfio-pci` or `nouveau` means the NVIDIA driver does not own the GPU".to_owned()),
+    )
+    .with_remedy(
+        "In a container, pass the GPUs; under Slurm, check that slurmd sees them and resume the node",
+        Some("docker run --gpus all ...   |   slurmd -C; sudo systemctl restart slurmd; scontrol update nodename=<node> state=resume".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "If a GPU was there before, look for it falling off the bus",
+        Some("sudo dmesg -T | grep -i -E 'NVRM|Xid'".to_owned()),
+        None,
     )
 }

@@ -35,6 +35,7 @@ mod gd544_nvml_mismatch;
 mod gd545_no_driver;
 mod gd546_visible_devices;
 mod gd547_cuda_error;
+mod gd548_driver_install;
 mod gd570_memory_growth;
 mod gd571_sanitizer_report;
 pub mod oom;
@@ -75,6 +76,7 @@ pub static RULES: &[&RuleDoc] = &[
     &gd545_no_driver::DOC,
     &gd546_visible_devices::DOC,
     &gd547_cuda_error::DOC,
+    &gd548_driver_install::DOC,
     &gd570_memory_growth::DOC,
     &gd571_sanitizer_report::DOC,
 ];
@@ -125,6 +127,7 @@ const CHECKS: &[Rule] = &[
     gd545_no_driver::check,
     gd546_visible_devices::check,
     gd547_cuda_error::check,
+    gd548_driver_install::check,
     gd570_memory_growth::check,
     gd571_sanitizer_report::check,
 ];

@@ -253,6 +253,15 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         *o >= floor && missing.is_none_or(|m| *o >= m)
     });
 
+    // PyTorch (or an unnamed framework: the frame names come from a Python traceback)
+    // failing in an evaluation step that the numbers do not explain otherwise: evaluation
+    // needs less memory than the training step before it, unless autograd was left on or
+    // outputs pile up on the GPU batch after batch. TensorFlow and JAX build no graphs there.
+    let in_evaluation = info.during_evaluation.is_some()
+        && matches!(
+            info.framework.or(primary.framework),
+            None | Some(Framework::Pytorch)
+        );
     let cause = if request_exceeds_gpu {
         Cause::OomCapacity
     } else if growth.is_some() {
@@ -262,6 +271,7 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
             (Some(f), Some(o)) if o > f => Cause::OomOtherProcess,
             (Some(_), _) => Cause::OomFragmentation,
             (None, Some(_)) => Cause::OomOtherProcess,
+            (None, None) if in_evaluation => Cause::OomLeak,
             (None, None) => Cause::OomCapacity,
         }
     };

@@ -57,6 +57,36 @@ fn leak_from_growth_before_oom() {
 }
 
 #[test]
+fn oom_in_an_evaluation_step_points_to_autograd_left_on() {
+    let traceback = |function: &str| {
+        format!(
+            "Traceback (most recent call last):\n  File \"train.py\", line 127, in main\n    recent_bleu4 = {function}(val_loader=val_loader)\n  File \"train.py\", line 282, in {function}\n    scores_copy = scores.clone()\nRuntimeError: CUDA error: out of memory\n"
+        )
+    };
+    let got = explain_text(traceback("validate").as_bytes());
+    assert_eq!(got[0].code.0, "GD503");
+    assert_eq!(got[0].cause, Cause::OomLeak);
+    assert!(
+        got[0].message.contains("in `validate`"),
+        "{}",
+        got[0].message
+    );
+    assert_eq!(codes(&traceback("validation_step"))[0].1, Cause::OomLeak);
+    // A training step, or a word that only contains `val`, is not evaluation.
+    assert_eq!(codes(&traceback("train_epoch"))[0].1, Cause::OomCapacity);
+    assert_eq!(
+        codes(&traceback("interval_update"))[0].1,
+        Cause::OomCapacity
+    );
+    // Keras's `evaluate` builds no autograd graph.
+    let keras = "Traceback (most recent call last):\n  File \"run.py\", line 9, in evaluate\n    model.evaluate(x)\ntensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[256,512,28,28] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+    assert_eq!(codes(keras)[0].1, Cause::OomCapacity);
+    // Numbers that name another cause win: 10 GiB held by another process.
+    let numbered = "Traceback (most recent call last):\n  File \"train.py\", line 282, in validate\n    out = model(x)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.90 GiB of which 10.00 MiB is free. Process 4242 has 10.00 GiB memory in use. Including non-PyTorch memory, this process has 5.80 GiB memory in use. Of the allocated memory 5.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n";
+    assert_eq!(codes(numbered)[0].1, Cause::OomOtherProcess);
+}
+
+#[test]
 fn warm_up_is_not_a_leak() {
     let mut text = String::new();
     for (step, gb) in [
@@ -259,4 +289,85 @@ fn a_missing_driver_explains_the_insufficient_driver_error_printed_before_it() {
 ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n";
     let got = codes(text);
     assert_eq!(got[0].1, Cause::EnvNoDriver, "{got:?}");
+}
+
+#[test]
+fn driver_installer_errors_by_what_they_mean() {
+    let banner = "========== NVIDIA Software Installer ==========\n";
+    // A plain failure: no driver until it installs.
+    let failed = format!(
+        "{banner}ERROR: Unable to open 'kernel/dkms.conf' for copying (No such file or directory)\n"
+    );
+    let got = explain_text(failed.as_bytes());
+    assert_eq!(
+        (got[0].code.0.as_str(), got[0].cause),
+        ("GD548", Cause::EnvNoDriver)
+    );
+    assert!(
+        got[0].message.contains("kernel/dkms.conf"),
+        "{}",
+        got[0].message
+    );
+    // Without the installer's banner a bare `ERROR:` line is someone else's (pip's).
+    assert!(
+        codes("ERROR: Could not find a version that satisfies the requirement torch==9.9\n")
+            .is_empty()
+    );
+    // A loaded module: a driver is there and in use.
+    let loaded = "ERROR: An NVIDIA kernel module 'nvidia-drm' appears to already be loaded in your kernel.  This may be because it is in use\n";
+    assert_eq!(
+        codes(loaded)[0],
+        ("GD548".to_owned(), Cause::Other, Severity::Error)
+    );
+    // DKMS's same-version "error" explains the ERROR line before it, and is only a warning.
+    let dkms = "ERROR: Failed to run `/usr/bin/dkms install --no-depmod -m nvidia -v 520.61.05 -k 5.15.84`:\nnvidia.ko:\nModule version 520.61.05 for nvidia.ko\nexactly matches what is already found in kernel 5.15.84.\nDKMS will not replace this module.\n";
+    assert_eq!(
+        codes(dkms),
+        vec![("GD548".to_owned(), Cause::Other, Severity::Warn)]
+    );
+}
+
+#[test]
+fn a_driver_that_lists_no_gpu() {
+    for text in [
+        "$ nvidia-smi\nNo devices were found\n",
+        "   Reason=gres/gpu count reported lower than configured (0 < 8) [slurm@2023-11-02T10:00:00]\n",
+    ] {
+        let got = explain_text(text.as_bytes());
+        assert_eq!(got[0].cause, Cause::EnvVisibleDevices, "{text}");
+        assert!(
+            got[0]
+                .message
+                .starts_with("The driver answers but lists no GPU"),
+            "{}",
+            got[0].message
+        );
+    }
+    // One GPU of eight missing is not "none visible".
+    assert!(codes("Reason=gres/gpu count reported lower than configured (7 < 8)\n").is_empty());
+}
+
+#[test]
+fn rust_cuda_crates_errors_and_ptxas_and_hip_faults() {
+    // Rust < 1.73 prints the message on the panic line, later versions on the next one.
+    for text in [
+        "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)', examples/add.rs:10:76\n",
+        "thread 'main' panicked at src/main.rs:10:76:\ncalled `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)\n",
+    ] {
+        assert_eq!(codes(text)[0].1, Cause::EnvArchUnsupported, "{text}");
+    }
+    assert_eq!(
+        codes("thread 'main' panicked at src/main.rs:3:5:\ncalled `Result::unwrap()` on an `Err` value: Cuda(InvalidDevice)\n")[0].1,
+        Cause::EnvVisibleDevices
+    );
+    let ptxas = "ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'\n";
+    let got = explain_text(ptxas.as_bytes());
+    assert_eq!(got[0].cause, Cause::EnvArchUnsupported);
+    assert!(
+        got[0].message.contains("ptxas does not know sm_90a"),
+        "{}",
+        got[0].message
+    );
+    let hip = "Memory access fault by GPU node-1 (Agent handle: 0x14e4100) on address 0x7f8a068cb000. Reason: Page not present or supervisor privilege.\nAborted (core dumped)\n";
+    assert_eq!(codes(hip)[0].1, Cause::IllegalAccess);
 }
