@@ -146,6 +146,13 @@ const LINE_STARTS: &[&[u8]] = &[
     b"thread '",
     // CUDA's assembler (`ptxas fatal : Value 'sm_90a' is not defined`).
     b"ptxas",
+    // Package listings (`pip list`, `conda list`, `pip freeze`) that show a CPU-only build.
+    b"torch",
+    b"pytorch",
+    b"cpuonly",
+    // The answer on the line after `print(tf.test.is_built_with_cuda())`.
+    b"False",
+    b"None",
 ];
 
 /// Whether a line without a trigger word starts with one of [`LINE_STARTS`].
@@ -158,7 +165,7 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
     let rest = &line[indent..];
     matches!(
         rest.first(),
-        Some(b'T' | b'F' | b'E' | b'D' | b'N' | b'R' | b'g' | b't' | b'p')
+        Some(b'T' | b'F' | b'E' | b'D' | b'N' | b'R' | b'g' | b't' | b'p' | b'c')
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
 }
 

@@ -28,6 +28,9 @@ pub(crate) struct Context {
     pub evaluation_frame: Option<String>,
     /// The input is an NVIDIA driver installer's output, whose `ERROR:` lines are its own.
     pub in_driver_installer: bool,
+    /// The last line asked whether the framework was built with CUDA
+    /// (`tf.test.is_built_with_cuda()`, `torch.version.cuda`): the answer comes next.
+    pub asked_cuda_build: Option<Framework>,
 }
 
 /// What one line yielded.
@@ -309,6 +312,42 @@ fn framework_of(text: &str) -> Option<Framework> {
     }
 }
 
+/// A CPU-only build shown by a package listing (`torch 2.1.0+cpu`, conda's `py3.8_cpu_0` and
+/// `cpuonly`) or by the answer to "built with CUDA?" on the line after the question.
+fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
+    let asked = ctx.asked_cuda_build.take();
+    if text.contains("is_built_with_cuda()") {
+        ctx.asked_cuda_build = Some(Framework::Tensorflow);
+    } else if text.contains("torch.version.cuda") {
+        ctx.asked_cuda_build = Some(Framework::Pytorch);
+    }
+    let detail = if let Some(framework) = asked
+        && (text == "False" || text == "None")
+    {
+        match framework {
+            Framework::Tensorflow => "tensorflow",
+            _ => "pytorch",
+        }
+    } else if text.starts_with("cpuonly ")
+        || ((text.starts_with("pytorch ")
+            || text.starts_with("torch ")
+            || text.starts_with("torch=="))
+            && (text.contains("+cpu") || text.contains("_cpu_")))
+    {
+        if text.contains("_cpu_") || text.starts_with("cpuonly") {
+            "conda"
+        } else {
+            "pytorch"
+        }
+    } else {
+        return None;
+    };
+    Some(ObsKind::Env {
+        env: EnvKind::TorchCpuBuild,
+        detail: Some(detail.to_owned()),
+    })
+}
+
 /// What a driver installer's line reports: DKMS's "same version already installed" (a
 /// harmless "error"), nvidia-installer refusing because a module is loaded, or a failure. A
 /// bare `ERROR:` line counts only in an installer's output or when it names DKMS or a kernel
@@ -420,6 +459,10 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
 
+    if let Some(obs) = cpu_build(text, ctx) {
+        found.observations.push((obs, hint));
+        return found;
+    }
     if text.contains("nvidia-installer")
         || text.contains("NVIDIA Software Installer")
         || text.contains("NVIDIA Accelerated Graphics Driver")
@@ -1130,6 +1173,10 @@ static RE_PTXAS_ARCH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Value '(sm_[0-9]+[a-z]?)' is not defined for option 'gpu-name'"));
 
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
+    // TensorFlow's session option names a GPU the process does not have.
+    if text.contains("'visible_device_list' listed an invalid GPU id") {
+        return Some((EnvKind::VisibleDevices, None));
+    }
     // nvidia-smi with NVML up but no GPU in its list; Slurm's slurmd finding none of the GPUs
     // that gres.conf declares (the node is drained with this reason).
     if text.starts_with("No devices were found")
@@ -1161,6 +1208,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("please update your driver to a newer version")
         || text.contains("API call is not supported in the installed CUDA driver")
         || text.contains("NVIDIA driver on your system is too old")
+        // ollama: `your nvidia driver is too old or missing`.
+        || text.contains("nvidia driver is too old")
+        // The driver's libcuda lacks an entry point the software was built for.
+        || (text.contains("symbol lookup for cu") && text.contains("failed"))
     {
         return Some((EnvKind::DriverTooOld, None));
     }
@@ -1204,6 +1255,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     if text.contains("no kernel image is available for execution")
+        // cudaErrorInvalidKernelImage (200), as TensorFlow's start-up words it on a GPU newer
+        // than its CUDA: `Status: device kernel image is invalid`.
+        || text.contains("device kernel image is invalid")
         || text.contains("cudaErrorNoKernelImageForDevice")
         || text.contains("CUDA_ERROR_NO_BINARY_FOR_GPU")
         || text.contains("no longer supports this GPU because it is too old")
@@ -1327,14 +1381,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             || text.contains("No such file")
             || text.contains("cannot find")
             || text.contains("not loaded");
-        if cannot_load {
-            // libcuda and libnvidia-ml come with the driver, not with CUDA: missing means no driver.
-            if lib.starts_with("libcuda.")
-                || lib.starts_with("libcuda,")
-                || lib.starts_with("libnvidia-ml")
-            {
-                return Some((EnvKind::NoDriver, Some(lib)));
-            }
+        // libcuda and libnvidia-ml come with the driver, not with CUDA; the driver is often
+        // there and only its libraries are not where the loader looks (a container without
+        // them, WSL's /usr/lib/wsl/lib, a broken symlink), so this is a missing library.
+        if cannot_load || text.contains("Failed to dlopen") || text.contains("couldn't find") {
             return Some((EnvKind::LibMissing, Some(lib)));
         }
     }

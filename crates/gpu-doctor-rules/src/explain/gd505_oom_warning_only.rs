@@ -8,11 +8,14 @@ use gpu_doctor_scan::ObsKind;
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD505",
     name: "oom-warning-not-a-failure",
-    cause: Some(Cause::OomCapacity),
+    cause: Some(Cause::Other),
     summary: "TensorFlow's allocator warned it ran out of memory, but says this is not a failure",
     body: r#"## What it does
 Finds TensorFlow/JAX BFC allocator warnings that say `ran out of memory trying to allocate ...
 The caller indicates that this is not a failure` when no real out-of-memory error followed.
+
+Its cause is `other`: the warning itself names no failure, so whatever stopped the job (if
+anything did) is not in these lines.
 
 ## Why is this bad?
 It is not: the op fell back to an algorithm that needs less workspace. A naive log grep for
@@ -47,7 +50,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let f = Finding::new(
         "GD505",
-        Cause::OomCapacity,
+        Cause::Other,
         Severity::Info,
         format!(
             "TensorFlow's allocator warned {} time(s) that it ran out of memory, but it says this is not a failure; it is not why the job stopped.",

@@ -1,9 +1,9 @@
 //! GD541: a CPU-only `PyTorch`.
 
-use super::{Hit, Input, env_observations, finding_from};
+use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::EnvKind;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD541",
@@ -39,27 +39,78 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
-    let mut f = finding_from(
+    let f = match env_detail(&hits).as_deref() {
+        Some("tensorflow") => tensorflow(&hits),
+        Some("conda") => conda(&hits),
+        _ => pytorch(&hits),
+    };
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}
+
+fn pytorch(hits: &[&Observation]) -> Finding {
+    finding_from(
         "GD541",
         Cause::EnvTorchCpuBuild,
         Severity::Error,
         "The installed PyTorch is a CPU-only build: it cannot use the GPU whatever the driver.",
         0.95,
-        &hits,
-    );
-    f = f
-        .with_remedy(
-            "Reinstall PyTorch from its CUDA index (pick the cuXYZ tag not newer than the CUDA version `nvidia-smi` shows: cu126, cu128 or cu130)",
-            Some("pip install --force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128".to_owned()),
-            Some("a version ending in +cpu, or torch.version.cuda == None, is the CPU-only build".to_owned()),
-        )
-        .with_remedy(
-            "Check the result",
-            Some("python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\"".to_owned()),
-            None,
-        );
-    vec![Hit {
-        finding: f,
-        seq: first.seq,
-    }]
+        hits,
+    )
+    .with_remedy(
+        "Reinstall PyTorch from its CUDA index (pick the cuXYZ tag not newer than the CUDA version `nvidia-smi` shows: cu126, cu128 or cu130)",
+        Some("pip install --force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128".to_owned()),
+        Some("a version ending in +cpu, or torch.version.cuda == None, is the CPU-only build".to_owned()),
+    )
+    .with_remedy(
+        "Check the result",
+        Some("python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\"".to_owned()),
+        None,
+    )
+}
+
+/// conda resolved the CPU-only build (`cpuonly`, `py3.8_cpu_0`), often because another
+/// package in the environment pulled it in.
+fn conda(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "conda installed the CPU-only PyTorch build (the `cpuonly` package, a `_cpu_` build string): it cannot use the GPU.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Remove `cpuonly` and ask for the CUDA build explicitly",
+        Some("conda remove cpuonly && conda install pytorch pytorch-cuda=12.1 -c pytorch -c nvidia".to_owned()),
+        Some("if another package in the environment file pulls `cpuonly` back in, pin pytorch-cuda there too".to_owned()),
+    )
+    .with_remedy(
+        "Check the build string: it should name cuda, not cpu",
+        Some("conda list | grep -E '^(pytorch|pytorch-mutex|cpuonly) '".to_owned()),
+        None,
+    )
+}
+
+fn tensorflow(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "The installed TensorFlow was built without CUDA (`tf.test.is_built_with_cuda()` is False): it cannot use the GPU.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "On Linux x86_64, install TensorFlow with its CUDA libraries",
+        Some("pip install 'tensorflow[and-cuda]'".to_owned()),
+        Some("TensorFlow's PyPI wheels for native Windows (since 2.11) and for aarch64 are CPU-only: use WSL2, or NVIDIA's NGC container or JetPack builds".to_owned()),
+    )
+    .with_remedy(
+        "Check the result",
+        Some("python -c \"import tensorflow as tf; print(tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))\"".to_owned()),
+        None,
+    )
 }

@@ -2,7 +2,7 @@
 
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Severity};
+use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -82,6 +82,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         };
     };
     let lib = env_detail(&hits).map(|l| l.replace(',', "."));
+    if let Some(l) = lib
+        .as_deref()
+        .filter(|l| l.starts_with("libcuda.") || l.starts_with("libnvidia-ml"))
+    {
+        return vec![Hit {
+            finding: driver_library(&hits, l),
+            seq: first.seq,
+        }];
+    }
     let message = match &lib {
         Some(l) => format!(
             "{l} cannot be loaded: the CUDA library the package was built against is missing or not on the loader's path."
@@ -134,6 +143,33 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// How a missing driver library's finding begins; the ranking puts it above the "driver too
+/// old" error (35) that a missing libcuda also causes.
+pub(crate) const DRIVER_LIBRARY: &str = "The NVIDIA driver's own library";
+
+/// libcuda or libnvidia-ml, which come with the driver rather than with CUDA.
+fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
+    let message = format!(
+        "{DRIVER_LIBRARY} {lib} cannot be loaded: the driver is not installed, or its libraries are not where the loader looks (a container started without the NVIDIA runtime, WSL's /usr/lib/wsl/lib, a broken symlink)."
+    );
+    finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.8, hits)
+        .with_remedy(
+            "Find the driver's libraries and the links to them",
+            Some("ldconfig -p | grep -E 'libcuda|libnvidia-ml'; ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* /usr/lib/wsl/lib 2>/dev/null".to_owned()),
+            Some("no copy at all: install the driver (outside a container) or start the container with --gpus all".to_owned()),
+        )
+        .with_remedy(
+            "Under WSL, put WSL's driver directory on the loader's path",
+            Some("export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Re-create a missing or dangling versioned link",
+            Some("sudo ln -sf libcuda.so.<driver version> /usr/lib/x86_64-linux-gnu/libcuda.so.1 && sudo ldconfig".to_owned()),
+            None,
+        )
 }
 
 /// A CUDA library that loads but is not the version the package was built against.

@@ -13,8 +13,9 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r"## What it does
 Finds `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`, `Found
 no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100),
-`libcuda.so.1: cannot open shared object file`, `CUDA driver is a stub library` and the
-container toolkit's `nvml error: driver not loaded`.
+`CUDA driver is a stub library` and the container toolkit's `nvml error: driver not loaded`.
+(A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often
+installed and only its libraries are not where the loader looks.)
 
 ## Why is this bad?
 Without the kernel driver (or, in a container, without the driver mounted in), no GPU work

@@ -174,6 +174,8 @@ pub fn finding_is_sticky(finding: &Finding) -> bool {
 fn root_rank(f: &Finding) -> u8 {
     match f.cause {
         Cause::HwXid if f.severity == Severity::Error => 95,
+        // A missing libcuda is why the runtime then calls the driver "insufficient".
+        Cause::EnvLibMissing if f.message.starts_with(gd543_lib_missing::DRIVER_LIBRARY) => 93,
         Cause::EnvLibMissing => 65,
         // A driver that is missing or does not match its libraries explains the "no device"
         // errors that come with it.

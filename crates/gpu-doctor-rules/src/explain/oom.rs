@@ -250,7 +250,15 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         let floor = total
             .map_or(768 * MIB, |t| (t as f64 * 0.15) as u64)
             .max(768 * MIB);
-        *o >= floor && missing.is_none_or(|m| *o >= m)
+        // Without "this process has X in use" (PyTorch before 2.1), the arithmetic also
+        // counts the job's own CUDA context and library kernels, up to about 1 GiB.
+        let own_overhead = if others_from == Some("arithmetic") && info.this_process_bytes.is_none()
+        {
+            1 << 30
+        } else {
+            0
+        };
+        *o >= floor + own_overhead && missing.is_none_or(|m| *o >= m)
     });
 
     // PyTorch (or an unnamed framework: the frame names come from a Python traceback)

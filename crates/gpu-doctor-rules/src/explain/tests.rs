@@ -287,8 +287,15 @@ fn a_missing_driver_explains_the_insufficient_driver_error_printed_before_it() {
     // driver; the missing library is the root even when it is printed second.
     let text = "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n\
 ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n";
-    let got = codes(text);
-    assert_eq!(got[0].1, Cause::EnvNoDriver, "{got:?}");
+    let got = explain_text(text.as_bytes());
+    assert_eq!(got[0].cause, Cause::EnvLibMissing, "{got:?}");
+    assert!(
+        got[0]
+            .message
+            .starts_with("The NVIDIA driver's own library libcuda.so.1 cannot be loaded"),
+        "{}",
+        got[0].message
+    );
 }
 
 #[test]
@@ -370,4 +377,64 @@ fn rust_cuda_crates_errors_and_ptxas_and_hip_faults() {
     );
     let hip = "Memory access fault by GPU node-1 (Agent handle: 0x14e4100) on address 0x7f8a068cb000. Reason: Page not present or supervisor privilege.\nAborted (core dumped)\n";
     assert_eq!(codes(hip)[0].1, Cause::IllegalAccess);
+}
+
+#[test]
+fn families_learnt_from_the_fourth_blind_sample() {
+    let cases: [(&str, Cause); 9] = [
+        (
+            "time=2024-09-03T16:36:00 level=DEBUG msg=\"Unable to load cudart\" library=cudart64_12.dll error=\"your nvidia driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama\"\n",
+            Cause::EnvDriverTooOld,
+        ),
+        (
+            "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on GPU:0 failed. Status: device kernel image is invalid\n",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "2019-05-20 20:01:10.441081: E tensorflow/core/common_runtime/direct_session.cc:154] Invalid argument: 'visible_device_list' listed an invalid GPU id '-1' but visible device count is 3\n",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "RuntimeError: Failed to dlopen libcuda.so\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is properly installed and present in your system.\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "$ python -c \"import tensorflow as tf; print(tf.test.is_built_with_cuda())\"\nFalse\n",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "pytorch                   1.11.0              py3.8_cpu_0    pytorch\n",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "torch                    2.1.0+cpu\n",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // The allocator's "not a failure" warning alone names no failure.
+        (
+            " Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.05GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.\n",
+            Cause::Other,
+        ),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+    // The answer must follow the question: a lone `False` is nothing.
+    assert!(codes("False\n").is_empty());
+    assert!(codes("torch                    2.1.0+cu121\n").is_empty());
+}
+
+#[test]
+fn a_pre_2_1_message_leaves_room_for_the_jobs_own_cuda_context() {
+    // 4 GiB GPU, 2.58 GiB reserved, 183 MiB free: the 1.24 GiB left over is mostly this
+    // process's own context and kernels, which old messages do not count.
+    let own = "RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0; 4.00 GiB total capacity; 2.56 GiB already allocated; 183.30 MiB free; 2.58 GiB reserved in total by PyTorch)\n";
+    assert_eq!(codes(own)[0].1, Cause::OomCapacity);
+    // 10 GiB left over is someone else's.
+    let others = "RuntimeError: CUDA out of memory. Tried to allocate 258.00 MiB (GPU 0; 23.54 GiB total capacity; 11.75 GiB already allocated; 572.50 MiB free; 12.40 GiB reserved in total by PyTorch)\n";
+    assert_eq!(codes(others)[0].1, Cause::OomOtherProcess);
 }
