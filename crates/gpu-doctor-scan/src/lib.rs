@@ -15,7 +15,9 @@
 //!   observations of each kind are kept.
 //! - Lines that are only a step and a byte count (`10 469767680`) are read too, although they
 //!   name no trigger word: that is how a memory series is often printed. In the stretches the
-//!   prefilter skips, only lines that start with a digit get a closer (one-pass) look.
+//!   prefilter skips, only lines that start with a digit, or with one of a few fixed starts
+//!   (`LINE_STARTS`: traceback frames, installer errors, `No devices were found`...), get a
+//!   closer look.
 //! - Lines are split on `\n` and `\r` (progress bars), cleaned of ANSI colour codes and
 //!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
 //!   kept on the observation).
@@ -317,8 +319,9 @@ impl Scanner {
     }
 
     /// Complete lines without a trigger word (`region` ends with `\n` or is empty): counted,
-    /// and only the ones that start with a digit are looked at, in case they are a bare
-    /// memory reading (see `recognize::bare_reading`). One byte per line keeps this cheap.
+    /// and only the ones that start with a digit (a bare memory reading, see
+    /// `recognize::bare_reading`) or with one of [`LINE_STARTS`] are looked at. A byte or two
+    /// per line keeps this cheap.
     fn pass_over(&mut self, region: &[u8]) {
         let mut line_start = 0;
         for nl in memchr::memchr_iter(b'\n', region) {
