@@ -26,7 +26,7 @@ LOG="$DIR/steps.log"
 } > "$DIR/env.txt" 2>&1
 : > "$DIR/summary.txt"
 
-for c in torch_oom torch_frag torch_fraction torch_malloc_async torch_leak torch_assert \
+for c in torch_oom torch_frag torch_fraction torch_malloc_async torch_leak torch_eval_autograd torch_assert \
          torch_nll_assert torch_badordinal cupy_illegal cupy_misaligned cupy_oom jax_oom; do
   step "$c" 120 "$PY" validation/explain/errors.py "$c"
   explain "$c"

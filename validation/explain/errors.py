@@ -54,6 +54,24 @@ elif case == "torch_leak":
         if step % 10 == 0:
             print(f"step {step} memory_allocated={torch.cuda.memory_allocated()}", flush=True)
 
+elif case == "torch_eval_autograd":
+    # An evaluation loop left with autograd on that keeps every batch's output (and with it
+    # the batch's graph) on the GPU: memory grows batch by batch until the OOM, which the
+    # traceback shows inside `validate`.
+    torch = torch_cuda()
+    model = torch.nn.Sequential(
+        torch.nn.Linear(8192, 8192), torch.nn.ReLU(), torch.nn.Linear(8192, 8192)
+    ).cuda()
+
+    def validate(batches):
+        outputs = []
+        for _ in range(batches):
+            x = torch.randn(2048, 8192, device="cuda")
+            outputs.append(model(x))
+        return outputs
+
+    validate(100000)
+
 elif case == "torch_assert":
     torch = torch_cuda()
     e = torch.nn.Embedding(10, 4).cuda()
