@@ -256,6 +256,18 @@ pub enum ObsKind {
         /// The killed process (`python (pid 4242)`) or the size asked for, when printed.
         detail: Option<String>,
     },
+    /// The IOMMU blocked a device's DMA (`DMAR: [DMA Write] Request device [02:00.0] fault
+    /// addr ...`, AMD's `IO_PAGE_FAULT`).
+    IommuFault {
+        /// The device whose DMA faulted, when the line names it.
+        pci: Option<String>,
+    },
+    /// The driver could not bring a GPU up (`RmInitAdapter failed`), or its GSP firmware
+    /// could not start (`Cannot initialize GSP firmware RM`).
+    GpuInitFailed {
+        gsp: bool,
+        pci: Option<String>,
+    },
     /// An NVIDIA driver installer's (nvidia-installer's, DKMS's) error.
     DriverInstall {
         outcome: DriverInstallOutcome,
@@ -312,6 +324,8 @@ impl ObsKind {
             ObsKind::Temperature { .. } => "temperature",
             ObsKind::HostMemory { .. } => "host_memory",
             ObsKind::DriverInstall { .. } => "driver_install",
+            ObsKind::IommuFault { .. } => "iommu_fault",
+            ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }
 }

@@ -157,8 +157,32 @@ const LINE_STARTS: &[&[u8]] = &[
     b"None",
 ];
 
+/// Kernel messages that name no trigger word, after a dmesg timestamp (`[1478401.486981] `).
+const KERNEL_STARTS: &[&[u8]] = &[
+    // The IOMMU blocking a device's DMA: GPU peer-to-peer and GPUDirect transfers fault.
+    b"DMAR", b"AMD-Vi",
+];
+
+/// Whether a dmesg line (`[ 8812.120001] DMAR: ...`) carries one of [`KERNEL_STARTS`].
+fn kernel_start_worth_a_look(line: &[u8]) -> bool {
+    if !matches!(line.get(1), Some(b' ' | b'0'..=b'9')) {
+        return false;
+    }
+    let head = &line[..line.len().min(24)];
+    let Some(close) = memchr::memchr(b']', head) else {
+        return false;
+    };
+    let rest = line[close + 1..]
+        .strip_prefix(b" ")
+        .unwrap_or(&line[close + 1..]);
+    KERNEL_STARTS.iter().any(|start| rest.starts_with(start))
+}
+
 /// Whether a line without a trigger word starts with one of [`LINE_STARTS`].
 fn starts_worth_a_look(line: &[u8]) -> bool {
+    if line.first() == Some(&b'[') {
+        return kernel_start_worth_a_look(line);
+    }
     let indent = line
         .iter()
         .take(16)

@@ -146,7 +146,8 @@ regex!(
     RE_ASSERT_LOCATION,
     r"([\w./\\-]+\.cuh?):(\d+):\s*(.*?):?\s*block: \["
 );
-regex!(RE_CUBLAS, r"\b(CUBLAS_STATUS_[A-Z_]+)\b");
+// No `\b` before: Markdown wraps it in underscores (`_CUBLAS_STATUS_ALLOC_FAILED_`).
+regex!(RE_CUBLAS, r"(CUBLAS_STATUS_[A-Z]+(?:_[A-Z]+)*)");
 regex!(RE_CUDNN, r"\b(CUDNN_STATUS_[A-Z_0-9]+)\b");
 regex!(RE_WHEN_CALLING, r"when calling `([^`]+)`");
 regex!(
@@ -1169,6 +1170,13 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     }
 }
 
+/// `Request device [02:00.0]` (Intel's DMAR), `device=41:00.0` (AMD-Vi).
+static RE_DMA_DEVICE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:Request device \[|device=)((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])",
+    )
+});
+
 static RE_PTXAS_ARCH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Value '(sm_[0-9]+[a-z]?)' is not defined for option 'gpu-name'"));
 
@@ -1679,6 +1687,20 @@ fn kernel(text: &str) -> Option<ObsKind> {
                 "GSP RPC history dump (printed when a call to the GPU's firmware fails)".to_owned(),
             ),
         });
+    }
+    // The IOMMU refused a device's DMA: with GPUs, peer-to-peer and GPUDirect transfers.
+    if (text.contains("DMAR:") && text.contains("fault")) || text.contains("IO_PAGE_FAULT") {
+        return Some(ObsKind::IommuFault {
+            pci: RE_DMA_DEVICE
+                .captures(text)
+                .map(|c| c[1].to_owned())
+                .or_else(pci),
+        });
+    }
+    let gsp = text.contains("Cannot initialize GSP firmware RM")
+        || (text.contains("kgspInitRm") && text.contains("cannot initialize"));
+    if gsp || text.contains("RmInitAdapter failed") || text.contains("rm_init_adapter failed") {
+        return Some(ObsKind::GpuInitFailed { gsp, pci: pci() });
     }
     let lower = text.to_ascii_lowercase();
     if lower.contains("ecc") && !lower.contains("ecc mode") {

@@ -14,6 +14,8 @@ mod gd203_ecc_uncorrectable;
 mod gd204_pcie_aer;
 mod gd205_thermal_power;
 mod gd206_ecc_corrected;
+mod gd207_iommu_fault;
+mod gd208_gpu_init_failed;
 mod gd500_oom_capacity;
 mod gd501_oom_fragmentation;
 mod gd502_oom_other_process;
@@ -55,6 +57,8 @@ pub static RULES: &[&RuleDoc] = &[
     &gd204_pcie_aer::DOC,
     &gd205_thermal_power::DOC,
     &gd206_ecc_corrected::DOC,
+    &gd207_iommu_fault::DOC,
+    &gd208_gpu_init_failed::DOC,
     &gd500_oom_capacity::DOC,
     &gd501_oom_fragmentation::DOC,
     &gd502_oom_other_process::DOC,
@@ -106,6 +110,8 @@ const CHECKS: &[Rule] = &[
     gd204_pcie_aer::check,
     gd205_thermal_power::check,
     gd206_ecc_corrected::check,
+    gd207_iommu_fault::check,
+    gd208_gpu_init_failed::check,
     gd500_oom_capacity::check,
     gd501_oom_fragmentation::check,
     gd502_oom_other_process::check,

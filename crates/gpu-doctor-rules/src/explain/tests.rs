@@ -438,3 +438,41 @@ fn a_pre_2_1_message_leaves_room_for_the_jobs_own_cuda_context() {
     let others = "RuntimeError: CUDA out of memory. Tried to allocate 258.00 MiB (GPU 0; 23.54 GiB total capacity; 11.75 GiB already allocated; 572.50 MiB free; 12.40 GiB reserved in total by PyTorch)\n";
     assert_eq!(codes(others)[0].1, Cause::OomOtherProcess);
 }
+
+#[test]
+fn iommu_faults_and_gpus_the_driver_could_not_bring_up() {
+    // dmesg lines without a trigger word, read after their timestamp.
+    let dmar = "[1478401.486621] DMAR: DRHD: handling fault status reg 502\n[1478401.486981] DMAR: [DMA Write] Request device [02:00.0] fault addr cd139000 [fault reason 05] PTE Write access is not set\n[1478401.488053] DMAR: [DMA Write] Request device [82:00.0] fault addr f8139000 [fault reason 05] PTE Write access is not set\n";
+    let got = explain_text(dmar.as_bytes());
+    assert_eq!(
+        (got[0].code.0.as_str(), got[0].cause),
+        ("GD207", Cause::NcclError)
+    );
+    assert!(
+        got[0].message.contains("from 02:00.0, 82:00.0"),
+        "{}",
+        got[0].message
+    );
+    // A rank prefix is not a timestamp.
+    assert!(codes("[rank0]: DMAR: [DMA Write] Request device [02:00.0] fault addr 0\n").is_empty());
+    let gsp = "[    3.596579] NVRM kgspInitRm_IMPL: missing NVDEC0 engine, cannot initialize GSP-RM\n[    3.596583] NVRM RmInitAdapter: Cannot initialize GSP firmware RM\n[    3.596745] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)\n";
+    assert_eq!(
+        codes(gsp)[0],
+        ("GD208".to_owned(), Cause::Other, Severity::Error)
+    );
+    let plain = "[   12.000001] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1281)\n";
+    assert_eq!(
+        codes(plain)[0],
+        ("GD208".to_owned(), Cause::HwXid, Severity::Error)
+    );
+}
+
+#[test]
+fn a_status_in_markdown_underscores_is_still_read() {
+    let text = "E c:\\tf_jenkins\\stream_executor\\cuda\\cuda_blas.cc:372] failed to create cublas handle: **_CUBLAS_STATUS_ALLOC_FAILED_**\n";
+    let facts = gpu_doctor_scan::scan_bytes("input", text.as_bytes());
+    assert!(facts.observations.iter().any(|o| matches!(
+        &o.kind,
+        gpu_doctor_scan::ObsKind::Cublas(s) if s.status == "CUBLAS_STATUS_ALLOC_FAILED"
+    )));
+}

@@ -1,0 +1,108 @@
+//! GD208: the driver could not bring a GPU up (`RmInitAdapter failed`).
+
+use super::{Hit, Input, finding_from};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::{ObsKind, Observation};
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD208",
+    name: "gpu-init-failed",
+    cause: Some(Cause::HwXid),
+    summary: "The driver could not initialize a GPU (RmInitAdapter failed, GSP firmware did not start)",
+    body: r"## What it does
+Finds `NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x..)` and `rm_init_adapter failed`, and
+tells apart the GSP firmware failing to start (`Cannot initialize GSP firmware RM`,
+`kgspInitRm_IMPL: ... cannot initialize GSP-RM`).
+
+## Why is this bad?
+The kernel module is loaded but the GPU is not usable: nvidia-smi does not list it and CUDA
+finds no device. Without a GSP message, the usual reasons are the GPU itself (failing,
+underpowered, badly seated) or a driver too old for it (cause `hw_xid`, with less confidence).
+When the GSP firmware does not start, the driver and firmware are at fault, not the card
+(cause `other`): the open kernel module requires GSP, the proprietary one can run without it.
+
+## Example
+```
+NVRM kgspInitRm_IMPL: missing NVDEC0 engine, cannot initialize GSP-RM
+NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)
+```
+
+## How to fix
+1. For GSP failures: update the driver; try the proprietary kernel module instead of the open
+   one, or (proprietary module only) turn GSP off with `NVreg_EnableGpuFirmware=0`.
+2. Otherwise: check the card's power cables and seating, `lspci` for the GPU, and whether the
+   driver supports this GPU; `dmesg | grep -i -E 'NVRM|Xid'` for what came before.
+",
+};
+
+pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    let hits: Vec<&Observation> = input
+        .facts
+        .observations
+        .iter()
+        .filter(|o| matches!(o.kind, ObsKind::GpuInitFailed { .. }))
+        .collect();
+    let Some(first) = hits.first() else {
+        return Vec::new();
+    };
+    let gsp = hits
+        .iter()
+        .any(|o| matches!(o.kind, ObsKind::GpuInitFailed { gsp: true, .. }));
+    let pci = hits.iter().find_map(|o| match &o.kind {
+        ObsKind::GpuInitFailed { pci: Some(p), .. } => Some(p.clone()),
+        _ => None,
+    });
+    let at = pci.map(|p| format!(" at PCI {p}")).unwrap_or_default();
+    let f = if gsp {
+        gsp_failed(&hits, &at)
+    } else {
+        init_failed(&hits, &at)
+    };
+    vec![Hit {
+        finding: f,
+        seq: first.seq,
+    }]
+}
+
+fn gsp_failed(hits: &[&Observation], at: &str) -> Finding {
+    finding_from(
+        "GD208",
+        Cause::Other,
+        Severity::Error,
+        format!("The GPU's GSP firmware could not start{at}, so the driver could not bring the GPU up: a driver or firmware problem, not the job's or (most likely) the card's."),
+        0.6,
+        hits,
+    )
+    .with_remedy(
+        "Update the driver, or switch between the open and the proprietary kernel module",
+        Some("cat /proc/driver/nvidia/version; modinfo nvidia | grep -i license".to_owned()),
+        Some("the open module needs GSP; the proprietary one can run without it".to_owned()),
+    )
+    .with_remedy(
+        "With the proprietary module, turn GSP off and reboot",
+        Some("echo 'options nvidia NVreg_EnableGpuFirmware=0' | sudo tee /etc/modprobe.d/nvidia-gsp.conf && sudo update-initramfs -u".to_owned()),
+        None,
+    )
+}
+
+fn init_failed(hits: &[&Observation], at: &str) -> Finding {
+    finding_from(
+        "GD208",
+        Cause::HwXid,
+        Severity::Error,
+        format!("The driver could not initialize the GPU{at} (RmInitAdapter failed): a GPU that is failing, underpowered or badly seated, or a driver too old for it."),
+        0.5,
+        hits,
+    )
+    .with_remedy(
+        "See what the kernel logged before it, and whether the GPU is on the bus",
+        Some("sudo dmesg -T | grep -i -E 'NVRM|Xid' | head -50; lspci -nn | grep -i nvidia".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Check the card's power cables and seating; try it in another slot or machine",
+        None,
+        Some("a driver older than the GPU also fails here: compare with NVIDIA's supported-GPU list".to_owned()),
+    )
+}
