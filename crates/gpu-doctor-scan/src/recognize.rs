@@ -322,7 +322,16 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     } else if text.contains("torch.version.cuda") {
         ctx.asked_cuda_build = Some(Framework::Pytorch);
     }
-    let detail = if let Some(framework) = asked
+    // The question and its answer on one line: `Is TensorFlow built with CUDA?: False`.
+    let same_line = text.ends_with("False")
+        && (text.contains("built with CUDA") || text.contains("is_built_with_cuda"));
+    let detail = if same_line {
+        if text.contains("TensorFlow") || text.contains("tf.") {
+            "tensorflow"
+        } else {
+            "pytorch"
+        }
+    } else if let Some(framework) = asked
         && (text == "False" || text == "None")
     {
         match framework {
@@ -638,6 +647,22 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         ));
         return found;
     }
+    // Only the expected status, with the failing one as a number: `... ==
+    // CUDNN_STATUS_SUCCESS (2 vs. 0)` (MXNet). The numbers are cuDNN ≤8's.
+    if text.contains("CUDNN_STATUS_SUCCESS")
+        && let Some(n) = RE_VS.captures(text).and_then(|c| c[1].parse::<u32>().ok())
+        && let Some(status) = cudnn_status_of(n)
+    {
+        found.observations.push((
+            ObsKind::Cudnn(LibStatus {
+                code: Some(n),
+                status: status.to_owned(),
+                call: RE_CHECKED_CALL.captures(text).map(|c| c[1].to_owned()),
+            }),
+            hint,
+        ));
+        return found;
+    }
     // TensorFlow 2's "Failed to get convolution algorithm. This is probably because cuDNN
     // failed to initialize" is its later wording of "Could not create cudnn handle".
     let tf_no_handle = text.contains("Could not create cudnn handle")
@@ -646,6 +671,8 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         || text.contains("DNN library initialization failed");
     if text.contains("Unable to find a valid cuDNN algorithm")
         || tf_no_handle
+        // TensorFlow 1's `cuDNN launch failure : input shape(...)`.
+        || text.contains("cuDNN launch failure")
         || text.contains("cuDNN error:")
         || text.contains("cuDNN Frontend error")
     {
@@ -719,7 +746,6 @@ fn cublas_status(text: &str) -> Option<String> {
         return Some(c[1].to_owned());
     }
     if text.contains("CUBLAS_STATUS_SUCCESS") {
-        static RE_VS: LazyLock<Regex> = LazyLock::new(|| re(r"\((\d+) vs\. 0\)"));
         let n: u32 = RE_VS.captures(text)?[1].parse().ok()?;
         return Some(
             match n {
@@ -1061,7 +1087,12 @@ fn torch_fields(text: &str, o: &mut OomInfo) {
             o.other_processes.push((pid, bytes));
         }
     }
-    o.this_process_bytes = RE_THIS_PROCESS.captures(text).and_then(|c| size(&c, 1));
+    // `this process has 0 bytes memory in use` beside gigabytes allocated: NVML could not
+    // attribute memory to processes (WSL, some containers), so the figure says nothing.
+    o.this_process_bytes = RE_THIS_PROCESS
+        .captures(text)
+        .and_then(|c| size(&c, 1))
+        .filter(|b| *b > 0);
     o.allowed_bytes = RE_ALLOWED.captures(text).and_then(|c| size(&c, 1));
     o.allocated_bytes = RE_BY_PYTORCH.captures(text).and_then(|c| size(&c, 1));
     o.private_pool_bytes = RE_PRIVATE.captures(text).and_then(|c| size(&c, 1));
@@ -1170,6 +1201,13 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     }
 }
 
+/// `(2 vs. 0)`: the status a `Check failed: ... == X_STATUS_SUCCESS` got instead.
+static RE_VS: LazyLock<Regex> = LazyLock::new(|| re(r"\((\d+) vs\. 0\)"));
+
+/// The call a `Check failed: call(...) == STATUS_SUCCESS` names.
+static RE_CHECKED_CALL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Check failed: (?:\(?)([A-Za-z_][A-Za-z0-9_]*)\("));
+
 /// `Request device [02:00.0]` (Intel's DMAR), `device=41:00.0` (AMD-Vi).
 static RE_DMA_DEVICE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1181,6 +1219,29 @@ static RE_PTXAS_ARCH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Value '(sm_[0-9]+[a-z]?)' is not defined for option 'gpu-name'"));
 
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
+    // NCCL refusing two ranks on one GPU: the job's device selection, not NCCL, is at fault.
+    if text.contains("Duplicate GPU detected") {
+        return Some((EnvKind::VisibleDevices, Some("duplicate GPU".to_owned())));
+    }
+    // nvidia-container-cli asked for a GPU this namespace lacks.
+    if text.contains("nvidia-container-cli") && text.contains("/proc/driver/nvidia/gpus/") {
+        return Some((EnvKind::VisibleDevices, None));
+    }
+    // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
+    if text.contains("no supported devices found for platform CUDA") {
+        return Some((EnvKind::VisibleDevices, Some("JAX found no GPU".to_owned())));
+    }
+    // PyTorch's own check of the cuDNN it loaded: `cuDNN version incompatibility: PyTorch was
+    // compiled against (8, 3, 2) but linked against (8, 0, 3)`.
+    if text.contains("cuDNN version incompatibility") {
+        return Some((EnvKind::LibMismatch, Some("cuDNN".to_owned())));
+    }
+    // ROCm's and the Haskell CUDA bindings' words for a GPU the build has no code for.
+    if text.contains("hipErrorNoBinaryForGpu")
+        || text.contains("Unknown CUDA device compute capability")
+    {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
     // TensorFlow's session option names a GPU the process does not have.
     if text.contains("'visible_device_list' listed an invalid GPU id") {
         return Some((EnvKind::VisibleDevices, None));
@@ -1839,6 +1900,22 @@ fn cublas_code(status: &str) -> Option<u32> {
 /// cuDNN ≤8 numbers its statuses 0–9ish; cuDNN 9 renumbered them by category (1xxx
 /// initialisation, 2xxx bad parameter, 3xxx not supported, 4xxx internal, 5xxx execution).
 /// A line that prints a number (`CUDNN_STATUS_... (3000)` or `status 4000`) says which.
+/// cuDNN ≤8's status for its number.
+fn cudnn_status_of(code: u32) -> Option<&'static str> {
+    Some(match code {
+        1 => "CUDNN_STATUS_NOT_INITIALIZED",
+        2 => "CUDNN_STATUS_ALLOC_FAILED",
+        3 => "CUDNN_STATUS_BAD_PARAM",
+        4 => "CUDNN_STATUS_INTERNAL_ERROR",
+        5 => "CUDNN_STATUS_INVALID_VALUE",
+        6 => "CUDNN_STATUS_ARCH_MISMATCH",
+        7 => "CUDNN_STATUS_MAPPING_ERROR",
+        8 => "CUDNN_STATUS_EXECUTION_FAILED",
+        9 => "CUDNN_STATUS_NOT_SUPPORTED",
+        _ => return None,
+    })
+}
+
 fn cudnn_code(status: &str, text: &str) -> Option<u32> {
     static RE_NUM: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?:\(|code[ =:]*|status[ =:]*)(\d{1,4})\)?"));

@@ -14,7 +14,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
 Finds `invalid device ordinal` (CUDA 101), `No CUDA GPUs are available` and `all CUDA-capable
 devices are busy or unavailable` (CUDA 46; `CUDA-capable device(s) is/are busy or unavailable`
 since CUDA 11), nvidia-smi's `No devices were found` and Slurm's `gres/gpu count reported lower
-than configured (0 < N)` (the driver answers but lists no GPU).
+than configured (0 < N)` (the driver answers but lists no GPU), and NCCL's `Duplicate GPU
+detected` (two ranks on one GPU).
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
@@ -49,6 +50,18 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("device access") => {
             return vec![Hit {
                 finding: lost_device_access(&hits),
+                seq: first.seq,
+            }];
+        }
+        Some("JAX found no GPU") => {
+            return vec![Hit {
+                finding: jax_found_none(&hits),
+                seq: first.seq,
+            }];
+        }
+        Some("duplicate GPU") => {
+            return vec![Hit {
+                finding: duplicate_gpu(&hits),
                 seq: first.seq,
             }];
         }
@@ -184,6 +197,53 @@ fn none_enumerated(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
     .with_remedy(
         "If a GPU was there before, look for it falling off the bus",
         Some("sudo dmesg -T | grep -i -E 'NVRM|Xid'".to_owned()),
+        None,
+    )
+}
+
+/// NCCL's `Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000`: the ranks
+/// did not each select their own GPU.
+fn duplicate_gpu(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "Two ranks of the job run on the same GPU (NCCL: Duplicate GPU detected): each rank must select its own device, and a device hard-coded in the script or a CUDA_VISIBLE_DEVICES that shows each rank one GPU puts them together.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Select the device from the rank's local index before creating the process group",
+        Some("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))".to_owned()),
+        Some("remove any hard-coded cuda:N or CUDA_VISIBLE_DEVICES set inside the script".to_owned()),
+    )
+    .with_remedy(
+        "Check what each rank sees",
+        Some("python -c \"import os, torch; print(os.environ.get('LOCAL_RANK'), os.environ.get('CUDA_VISIBLE_DEVICES'), torch.cuda.device_count())\"".to_owned()),
+        None,
+    )
+}
+
+/// JAX's `no supported devices found for platform CUDA`: its CUDA backend did not start. It
+/// says so after any failure (an OOM while starting, an old driver), so it is a warning that
+/// ranks below the reason printed before it.
+fn jax_found_none(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Warn,
+        "JAX found no GPU it could use: none is visible to the process (CUDA_VISIBLE_DEVICES, a scheduler that gives each task one GPU while JAX expects to see the node's), or the CUDA backend failed to start for a reason printed before this line.",
+        0.5,
+        hits,
+    )
+    .with_remedy(
+        "See what the process can see",
+        Some("echo \"$CUDA_VISIBLE_DEVICES\"; nvidia-smi -L; python -c \"import jax; print(jax.devices())\"".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Under Slurm, let every task see the node's GPUs (JAX's cluster detection expects it)",
+        Some("srun --gpus-per-node=N ...   (not --gpus-per-task=1)".to_owned()),
         None,
     )
 }

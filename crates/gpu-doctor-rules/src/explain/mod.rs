@@ -186,6 +186,8 @@ fn root_rank(f: &Finding) -> u8 {
         // A driver that is missing or does not match its libraries explains the "no device"
         // errors that come with it.
         Cause::EnvNvmlMismatch | Cause::EnvNoDriver => 92,
+        // A warning (JAX's "no supported devices") follows the failure that caused it.
+        Cause::EnvVisibleDevices if f.severity < Severity::Error => 45,
         Cause::EnvVisibleDevices => 88,
         c if c.is_environment() => 90,
         Cause::DeviceAssert => 80,

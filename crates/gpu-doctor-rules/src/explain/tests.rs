@@ -476,3 +476,51 @@ fn a_status_in_markdown_underscores_is_still_read() {
         gpu_doctor_scan::ObsKind::Cublas(s) if s.status == "CUBLAS_STATUS_ALLOC_FAILED"
     )));
 }
+
+#[test]
+fn families_learnt_from_the_fifth_blind_sample() {
+    let cases: [(&str, Cause); 9] = [
+        (
+            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 3, 2) but linked against (8, 0, 3)\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "/src/external/hip-on-vdi/rocclr/hip_code_object.cpp:92: guarantee(false && \"hipErrorNoBinaryForGpu: Coudn't find binary for current devices!\")\n",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "*** Warning: Unknown CUDA device compute capability: 6.1\n",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "InternalError (see above for traceback): cuDNN launch failure : input shape([1,3,933,613]) filter shape([7,7,3,64])\n",
+            Cause::CudnnError,
+        ),
+        (
+            "Is TensorFlow built with CUDA?: False\n",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "[10:25:56] src/operator/./cudnn_convolution-inl.h:517: Check failed: cudnnFindConvolutionForwardAlgorithm(s->dnn_handle_, in_desc_, filter_desc_, conv_desc_, out_desc_, kMaxAlgos, &nalgo, fwd_algo) == CUDNN_STATUS_SUCCESS (2 vs. 0)\n",
+            Cause::OomCapacity,
+        ),
+        (
+            "RuntimeError: Unable to initialize backend 'cuda': INTERNAL: no supported devices found for platform CUDA (you may need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)\n",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "docker: Error response from daemon: failed to create shim: OCI runtime create failed: ... stderr: nvidia-container-cli: mount error: stat failed: /proc/driver/nvidia/gpus/0000:47:00.0: no such file or directory: unknown.\n",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3\nncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\nDuplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000\n",
+            Cause::EnvVisibleDevices,
+        ),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+    // NVML's `0 bytes` for this process (WSL, some containers) is no evidence of others.
+    let wsl = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total capacity of 23.43 GiB of which 4.06 MiB is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of the allocated memory 23.03 GiB is allocated by PyTorch, and 15.67 MiB is reserved by PyTorch but unallocated.\n";
+    assert_eq!(codes(wsl)[0].1, Cause::OomCapacity);
+}
