@@ -101,7 +101,10 @@ start_bg replay "$GPU_DOCTOR_BIN" --source "replay:$WORK/rec.ndjson" serve --lis
 wait_for 20 "replay serve /healthz" curl -sf "http://127.0.0.1:$rport/healthz"
 sleep 2  # past the recording's end (5 samples at 200 ms)
 curl -sf "http://127.0.0.1:$rport/healthz" >/dev/null || die "replay serve unhealthy after the recording ended"
-curl -sf "http://127.0.0.1:$rport/metrics" | grep -q '^gpu_doctor_memory_total_bytes{gpu="0"' \
+# The body is read whole first: with pipefail, `curl | grep -q` fails when grep stops reading
+# early and curl gets SIGPIPE.
+replay_metrics=$(curl -sf "http://127.0.0.1:$rport/metrics") || die "replay serve /metrics failed"
+grep -q '^gpu_doctor_memory_total_bytes{gpu="0"' <<<"$replay_metrics" \
   || die "replay serve has no memory metric"
 log "ok: replay served and healthy after its end"
 log "serve load and bad-input test passed (report: $report)"

@@ -113,7 +113,8 @@ wait_for 20 "slurmctld" scontrol ping
 start_bg slurmd-fg slurmd -D -f "$WORK/slurm.conf" -N "$node" >/dev/null
 
 node_state() { sinfo -h -N -n "$node" -o '%T|%E'; }
-is_state() { node_state | grep -qE "^($1)\|"; }
+# The state is read whole first: with pipefail, `sinfo | grep -q` can fail on SIGPIPE.
+is_state() { grep -qE "^($1)\|" <<<"$(node_state)"; }
 wait_for 40 "the node to come up idle" is_state idle
 log "node: $(node_state)"
 
@@ -143,7 +144,7 @@ log "ok: job $job peak recorded ($got bytes; ${comment:-AdminComment not kept af
 # 2. An uncorrectable ECC error: the next health check drains the node, with the reason.
 echo "$WORK/ecc.json" >"$WORK/scenario"
 log "the GPU now has an uncorrectable ECC error"
-is_drained() { node_state | grep -qE '^(drained|draining|drain)[^|]*\|gpu-doctor: GD100'; }
+is_drained() { grep -qE '^(drained|draining|drain)[^|]*\|gpu-doctor: GD100' <<<"$(node_state)"; }
 wait_for 40 "the node to be drained by the health check" is_drained
 log "ok: $(sinfo -h -N -n "$node" -o '%N %T %E')"
 log "slurm integration passed"
