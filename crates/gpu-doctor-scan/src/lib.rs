@@ -554,6 +554,19 @@ mod tests {
             .collect()
     }
 
+    /// Feeding `log` in chunks of every size gives the observations of the whole.
+    fn assert_same_however_split(log: &[u8], whole: &LogFacts) {
+        for chunk in 1..log.len() {
+            let mut s = Scanner::new(ScanOptions::default());
+            s.begin_source("log");
+            for piece in log.chunks(chunk) {
+                s.feed(piece);
+            }
+            let facts = s.finish();
+            assert_eq!(facts.observations, whole.observations, "chunk {chunk}");
+        }
+    }
+
     #[test]
     fn bare_step_and_bytes_lines_are_read_however_the_input_is_split() {
         // No trigger word on any of these lines; a timestamped line that starts with a digit
@@ -572,15 +585,7 @@ mod tests {
         assert_eq!(whole.lines_scanned, 5);
         assert_eq!(whole.observations[1].line, 2);
         assert_eq!(whole.observations[2].line, 4);
-        for chunk in 1..log.len() {
-            let mut s = Scanner::new(ScanOptions::default());
-            s.begin_source("log");
-            for piece in log.chunks(chunk) {
-                s.feed(piece);
-            }
-            let facts = s.finish();
-            assert_eq!(facts.observations, whole.observations, "chunk {chunk}");
-        }
+        assert_same_however_split(log, &whole);
     }
 
     #[test]
@@ -601,15 +606,7 @@ noise File \"x\", line 1, in validate\n";
             .collect();
         assert_eq!(during, vec![Some("validate")]);
         assert_eq!(whole.lines_scanned, 6);
-        for chunk in 1..log.len() {
-            let mut s = Scanner::new(ScanOptions::default());
-            s.begin_source("log");
-            for piece in log.chunks(chunk) {
-                s.feed(piece);
-            }
-            let facts = s.finish();
-            assert_eq!(facts.observations, whole.observations, "chunk {chunk}");
-        }
+        assert_same_however_split(log, &whole);
         // A new traceback forgets the last one's frames.
         let log = b"  File \"train.py\", line 282, in validate\nTraceback (most recent call last):\n  File \"train.py\", line 12, in train\nRuntimeError: CUDA error: out of memory\n";
         let facts = scan_bytes("log", log);

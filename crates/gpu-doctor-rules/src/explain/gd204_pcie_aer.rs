@@ -1,6 +1,6 @@
 //! GD204: `PCIe` Advanced Error Reporting (AER) errors.
 
-use super::{Hit, Input, evidence};
+use super::{Hit, Input, evidence, observations_where};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
@@ -34,12 +34,7 @@ pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits: Vec<&Observation> = input
-        .facts
-        .observations
-        .iter()
-        .filter(|o| matches!(o.kind, ObsKind::Aer { .. }))
-        .collect();
+    let hits = observations_where(input, |k| matches!(k, ObsKind::Aer { .. }));
     let Some(first) = hits.first() else {
         return Vec::new();
     };

@@ -1,7 +1,7 @@
 //! GD205: the GPU slowed down or failed for power or heat.
 
 use super::xid::XidClass;
-use super::{Hit, Input, evidence, xid_observations, xid_phrase};
+use super::{Hit, Input, evidence, observations_where, xid_observations, xid_phrase};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
@@ -33,12 +33,7 @@ NVRM: Xid (PCI:0000:01:00): 54, Auxiliary power is not connected to the GPU boar
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let xids = xid_observations(input, |class, _| class == Some(XidClass::Power));
-    let lines: Vec<&Observation> = input
-        .facts
-        .observations
-        .iter()
-        .filter(|o| matches!(o.kind, ObsKind::ThermalPower))
-        .collect();
+    let lines = observations_where(input, |k| matches!(k, ObsKind::ThermalPower));
     // nvidia-smi -q temperatures: the GPU at (or within 3 °C of) its slowdown or maximum
     // operating temperature is being held back.
     let temps: Vec<(&Observation, &str, u32)> = input

@@ -1,9 +1,9 @@
 //! GD207: the IOMMU blocked devices' DMA: GPU peer-to-peer transfers fault.
 
-use super::{Hit, Input, finding_from};
+use super::{Hit, Input, finding_from, observations_where};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::{ObsKind, Observation};
+use gpu_doctor_scan::ObsKind;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD207",
@@ -36,12 +36,7 @@ DMAR: [DMA Write] Request device [02:00.0] fault addr cd139000 [fault reason 05]
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits: Vec<&Observation> = input
-        .facts
-        .observations
-        .iter()
-        .filter(|o| matches!(o.kind, ObsKind::IommuFault { .. }))
-        .collect();
+    let hits = observations_where(input, |k| matches!(k, ObsKind::IommuFault { .. }));
     let Some(first) = hits.first() else {
         return Vec::new();
     };

@@ -1,6 +1,6 @@
 //! GD208: the driver could not bring a GPU up (`RmInitAdapter failed`).
 
-use super::{Hit, Input, finding_from};
+use super::{Hit, Input, finding_from, observations_where};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
@@ -37,12 +37,7 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits: Vec<&Observation> = input
-        .facts
-        .observations
-        .iter()
-        .filter(|o| matches!(o.kind, ObsKind::GpuInitFailed { .. }))
-        .collect();
+    let hits = observations_where(input, |k| matches!(k, ObsKind::GpuInitFailed { .. }));
     let Some(first) = hits.first() else {
         return Vec::new();
     };

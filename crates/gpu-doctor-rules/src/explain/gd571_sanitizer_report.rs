@@ -1,9 +1,9 @@
 //! GD571: compute-sanitizer found memory errors.
 
-use super::{Hit, Input, finding_from};
+use super::{Hit, Input, finding_from, observations_where};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::{ObsKind, Observation};
+use gpu_doctor_scan::ObsKind;
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD571",
@@ -34,12 +34,7 @@ bounds check in that kernel, then rerun under the sanitizer until it is clean
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits: Vec<&Observation> = input
-        .facts
-        .observations
-        .iter()
-        .filter(|o| matches!(o.kind, ObsKind::SanitizerReport { .. }))
-        .collect();
+    let hits = observations_where(input, |k| matches!(k, ObsKind::SanitizerReport { .. }));
     let Some(first) = hits.first() else {
         return Vec::new();
     };

@@ -330,6 +330,19 @@ pub(crate) fn ranks_phrase(observations: &[&Observation]) -> String {
 mod tests;
 
 /// The environment observations of one kind.
+/// The observations whose kind matches `is_kind`, in input order.
+pub(crate) fn observations_where<'a>(
+    input: &'a Input<'_>,
+    is_kind: impl Fn(&gpu_doctor_scan::ObsKind) -> bool,
+) -> Vec<&'a Observation> {
+    input
+        .facts
+        .observations
+        .iter()
+        .filter(|o| is_kind(&o.kind))
+        .collect()
+}
+
 pub(crate) fn env_observations<'a>(
     input: &'a Input<'_>,
     kind: gpu_doctor_scan::EnvKind,
