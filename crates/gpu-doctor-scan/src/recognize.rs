@@ -226,7 +226,9 @@ regex!(RE_OUTDATED_INSTALL, r"Outdated (\S+) installation found");
 regex!(RE_NCCL_TEST_FAILURE, r"NCCL failure \S+:\d+ '([^']+)'");
 regex!(
     RE_CUDNN_RUNTIME,
-    r"Loaded runtime CuDNN library:? (\d+(?:\.\d+)*)(?: \(compatibility version \d+\))? but source was compiled with:? (\d+(?:\.\d+)*)"
+    // The words before the versions may be cut off by a hard wrap (`... CuDNN l` / `ibrary: 7.4.1
+    // but source was compiled with: 7.6.4`).
+    r"(?:Loaded runtime CuDNN l|^)ibrary:? (\d+(?:\.\d+)*)(?: \(compatibility version \d+\))? but source was compiled with:? (\d+(?:\.\d+)*)"
 );
 regex!(
     RE_MIN_CAPABILITY,
@@ -698,6 +700,24 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found
             .observations
             .push((ObsKind::Nccl(nccl), Some(Framework::Nccl)));
+        return found;
+    }
+    // cuda-gdb stops on the fault itself: `CUDA Exception: Warp Out-of-range Address`,
+    // `Warp Misaligned Address`, `Warp Illegal Address`, `Device Illegal Address`.
+    if let Some(what) = text.strip_prefix("CUDA Exception: ")
+        && what.contains("Address")
+    {
+        let err = CudaErrorInfo {
+            code: Some(if what.contains("Misaligned") {
+                716
+            } else {
+                700
+            }),
+            name: None,
+            message: Some(format!("CUDA Exception: {}", what.trim())),
+            sticky: true,
+        };
+        found.observations.push((ObsKind::CudaError(err), hint));
         return found;
     }
     // ROCm's HSA runtime words an illegal address so (`Memory access fault by GPU node-1
@@ -1230,6 +1250,22 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
     if text.contains("no supported devices found for platform CUDA") {
         return Some((EnvKind::VisibleDevices, Some("JAX found no GPU".to_owned())));
+    }
+    // TensorFlow 1's loader: `Couldn't open CUDA library libMIOpen.so. LD_LIBRARY_PATH: ...`
+    // (also for ROCm's libraries, which it loads the same way).
+    if let Some(rest) = text
+        .split_once("Couldn't open CUDA library ")
+        .map(|(_, rest)| rest)
+    {
+        let lib: String = rest
+            .split(|c: char| c.is_whitespace() || c == ';')
+            .next()
+            .unwrap_or(rest)
+            .trim_end_matches('.')
+            .chars()
+            .take(64)
+            .collect();
+        return Some((EnvKind::LibMissing, Some(lib)));
     }
     // PyTorch's own check of the cuDNN it loaded: `cuDNN version incompatibility: PyTorch was
     // compiled against (8, 3, 2) but linked against (8, 0, 3)`.

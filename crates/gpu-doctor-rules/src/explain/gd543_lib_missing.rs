@@ -67,10 +67,11 @@ fn pip_package(lib: &str) -> Option<String> {
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let hits = env_observations(input, EnvKind::LibMissing);
-    // TensorRT is optional for TensorFlow; its "could not load libnvinfer" warning is noise.
+    // TensorRT and the CUDA profiler's library are optional for TensorFlow: its "could not
+    // load libnvinfer / libcupti" warnings are noise.
     let hits: Vec<_> = hits
         .into_iter()
-        .filter(|o| !o.text.contains("libnvinfer"))
+        .filter(|o| !o.text.contains("libnvinfer") && !o.text.contains("libcupti"))
         .collect();
     let Some(first) = hits.first() else {
         // Only a wrong version, nothing missing (a missing library is the finding otherwise).

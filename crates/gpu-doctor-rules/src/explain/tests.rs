@@ -524,3 +524,27 @@ fn families_learnt_from_the_fifth_blind_sample() {
     let wsl = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total capacity of 23.43 GiB of which 4.06 MiB is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of the allocated memory 23.03 GiB is allocated by PyTorch, and 15.67 MiB is reserved by PyTorch but unallocated.\n";
     assert_eq!(codes(wsl)[0].1, Cause::OomCapacity);
 }
+
+#[test]
+fn families_learnt_from_the_sixth_blind_sample() {
+    let cases: [(&str, Cause); 3] = [
+        // A hard wrap cut "library" in two.
+        (
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:319] Loaded runtime CuDNN l\nibrary: 7.4.1 but source was compiled with: 7.6.4.  CuDNN library major and minor version needs to match\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "I tensorflow/stream_executor/dso_loader.cc:130] Couldn't open CUDA library libMIOpen.so. LD_LIBRARY_PATH: /opt/rocm/lib\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "CUDA Exception: Warp Out-of-range Address\nThe exception was triggered at PC 0x7f36c09b68b0\n",
+            Cause::IllegalAccess,
+        ),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+    // The profiler's library is optional.
+    assert!(codes("I tensorflow/stream_executor/dso_loader.cc:130] Couldn't open CUDA library libcupti.so.9.0. LD_LIBRARY_PATH: /usr/local/cuda/lib64\n").is_empty());
+}
