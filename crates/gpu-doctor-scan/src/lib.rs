@@ -181,8 +181,20 @@ fn kernel_start_worth_a_look(line: &[u8]) -> bool {
 /// Whether a line without a trigger word starts with one of [`LINE_STARTS`].
 fn starts_worth_a_look(line: &[u8]) -> bool {
     if line.first() == Some(&b'[') {
+        // torchrun's `[rank3]: ` prefix (PyTorch ≥ 2.2 puts it on every line of a rank's
+        // output): what matters is what follows it.
+        if let Some(rest) = line.strip_prefix(b"[rank") {
+            let head = &rest[..rest.len().min(12)];
+            return memchr::memmem::find(head, b"]:")
+                .is_some_and(|end| line_start_matches(&rest[end + 2..]));
+        }
         return kernel_start_worth_a_look(line);
     }
+    line_start_matches(line)
+}
+
+/// [`LINE_STARTS`] after the line's indentation.
+fn line_start_matches(line: &[u8]) -> bool {
     let indent = line
         .iter()
         .take(16)

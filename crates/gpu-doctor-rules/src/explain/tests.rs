@@ -548,3 +548,15 @@ fn families_learnt_from_the_sixth_blind_sample() {
     // The profiler's library is optional.
     assert!(codes("I tensorflow/stream_executor/dso_loader.cc:130] Couldn't open CUDA library libcupti.so.9.0. LD_LIBRARY_PATH: /usr/local/cuda/lib64\n").is_empty());
 }
+
+#[test]
+fn a_rank_prefixed_traceback_is_read_like_a_plain_one() {
+    let text = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"train.py\", line 282, in validate\n[rank0]:     out = model(x)\n[rank0]: RuntimeError: CUDA error: out of memory\n";
+    let got = explain_text(text.as_bytes());
+    assert_eq!(got[0].cause, Cause::OomLeak, "{got:?}");
+    assert!(
+        got[0].message.contains("in `validate`"),
+        "{}",
+        got[0].message
+    );
+}
