@@ -184,9 +184,9 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
         // torchrun's `[rank3]: ` prefix (PyTorch ≥ 2.2 puts it on every line of a rank's
         // output): what matters is what follows it.
         if let Some(rest) = line.strip_prefix(b"[rank") {
-            let head = &rest[..rest.len().min(12)];
-            return memchr::memmem::find(head, b"]:")
-                .is_some_and(|end| line_start_matches(&rest[end + 2..]));
+            let digits = rest.iter().take(6).take_while(|b| b.is_ascii_digit()).count();
+            return rest.get(digits..digits + 2) == Some(b"]:".as_slice())
+                && line_start_matches(&rest[digits + 2..]);
         }
         return kernel_start_worth_a_look(line);
     }
