@@ -184,7 +184,11 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
         // torchrun's `[rank3]: ` prefix (PyTorch ≥ 2.2 puts it on every line of a rank's
         // output): what matters is what follows it.
         if let Some(rest) = line.strip_prefix(b"[rank") {
-            let digits = rest.iter().take(6).take_while(|b| b.is_ascii_digit()).count();
+            let digits = rest
+                .iter()
+                .take(6)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
             return rest.get(digits..digits + 2) == Some(b"]:".as_slice())
                 && line_start_matches(&rest[digits + 2..]);
         }

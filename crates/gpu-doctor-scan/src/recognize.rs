@@ -1243,9 +1243,35 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if text.contains("Duplicate GPU detected") {
         return Some((EnvKind::VisibleDevices, Some("duplicate GPU".to_owned())));
     }
-    // nvidia-container-cli asked for a GPU this namespace lacks.
-    if text.contains("nvidia-container-cli") && text.contains("/proc/driver/nvidia/gpus/") {
+    // nvidia-container-cli asked for a GPU this namespace lacks, or one (a MIG instance, a
+    // UUID) that does not exist: `device error: MIG-GPU-.../1/0: unknown device`.
+    if text.contains("nvidia-container-cli")
+        && (text.contains("/proc/driver/nvidia/gpus/") || text.contains(": unknown device"))
+    {
         return Some((EnvKind::VisibleDevices, None));
+    }
+    // torchvision's and torchaudio's check against the PyTorch they run with: `Detected that
+    // PyTorch and TorchAudio were compiled with different CUDA versions`.
+    if text.contains("were compiled with different CUDA") {
+        return Some((
+            EnvKind::LibMismatch,
+            Some("a torchvision/torchaudio build for another CUDA than PyTorch's".to_owned()),
+        ));
+    }
+    // NVML's own library did not load (the Kubernetes device plugin, DCGM): libnvidia-ml.
+    if text.contains("could not load NVML library") {
+        return Some((EnvKind::LibMissing, Some("libnvidia-ml.so.1".to_owned())));
+    }
+    // A PTX JIT failure on a GPU newer than the build: the build's PTX cannot be compiled for
+    // it (architecture-specific `sm_90a` code, say).
+    if text.contains("CUDA_ERROR_INVALID_PTX")
+        || text.contains("cudaErrorInvalidPtx")
+        || text.contains("a PTX JIT compilation failed")
+    {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some("its PTX could not be compiled for this GPU".to_owned()),
+        ));
     }
     // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
     if text.contains("no supported devices found for platform CUDA") {

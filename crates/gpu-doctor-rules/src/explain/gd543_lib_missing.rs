@@ -173,11 +173,38 @@ fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
         )
 }
 
+/// The detail the scanner gives torchvision's and torchaudio's CUDA check.
+const COMPANION_BUILD: &str = "a torchvision/torchaudio build";
+
+/// torchvision or torchaudio built for another CUDA than the installed PyTorch.
+fn companion_mismatch(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "torchvision or torchaudio was built for another CUDA version than the installed PyTorch: the three must come from the same release and the same CUDA index.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Reinstall the three together from one CUDA index (the cuXYZ tag of the installed torch)",
+        Some("pip install --force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128".to_owned()),
+        Some("python -c \"import torch; print(torch.__version__, torch.version.cuda)\" shows the tag to use".to_owned()),
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
 /// A CUDA library that loads but is not the version the package was built against.
 fn wrong_version(hits: &[&Observation]) -> Hit {
     let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
     if what.starts_with("CUDA toolkit") {
         return toolkit_mismatch(hits, &what);
+    }
+    if what.starts_with(COMPANION_BUILD) {
+        return companion_mismatch(hits);
     }
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."

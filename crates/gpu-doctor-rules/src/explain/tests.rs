@@ -560,3 +560,36 @@ fn a_rank_prefixed_traceback_is_read_like_a_plain_one() {
         got[0].message
     );
 }
+
+#[test]
+fn families_learnt_from_the_seventh_blind_sample() {
+    let cases: [(&str, Cause); 4] = [
+        (
+            "RuntimeError: Detected that PyTorch and TorchAudio were compiled with different CUDA versions. PyTorch has CUDA version 11.8 whereas TorchAudio has CUDA version 11.7.\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "2025-06-01 10:00:00.000000: W tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc] CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed\n",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "Failed to start nvml with error:  could not load NVML library\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "nvidia-container-cli.real: device error: MIG-GPU-932bfb2c-849a-2a22-1e84-9eff6bc02b39/1/0: unknown device\n",
+            Cause::EnvVisibleDevices,
+        ),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+    let got = explain_text(cases[0].0.as_bytes());
+    assert!(
+        got[0]
+            .message
+            .starts_with("torchvision or torchaudio was built for another CUDA"),
+        "{}",
+        got[0].message
+    );
+}
