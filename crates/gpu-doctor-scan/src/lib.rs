@@ -152,6 +152,12 @@ const LINE_STARTS: &[&[u8]] = &[
     b"torch",
     b"pytorch",
     b"cpuonly",
+    // Paddle's `ExternalError:  Cuda error(719), unspecified launch failure.`
+    b"ExternalError:",
+    // nouveau holding the GPU (`lspci -k`, `lshw`), and cuBLAS's argument check.
+    b"Kernel driver in use: nouveau",
+    b"configuration: driver=nouveau",
+    b"On entry to ",
     // The answer on the line after `print(tf.test.is_built_with_cuda())`.
     b"False",
     b"None",
@@ -207,7 +213,7 @@ fn line_start_matches(line: &[u8]) -> bool {
     let rest = &line[indent..];
     matches!(
         rest.first(),
-        Some(b'T' | b'F' | b'E' | b'D' | b'N' | b'R' | b'g' | b't' | b'p' | b'c')
+        Some(b'T' | b'F' | b'E' | b'D' | b'N' | b'R' | b'g' | b't' | b'p' | b'c' | b'K' | b'O')
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
 }
 

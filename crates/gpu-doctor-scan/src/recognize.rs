@@ -139,7 +139,7 @@ regex!(
 );
 regex!(
     RE_CUDA_NUMBER,
-    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\])"
+    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\))"
 );
 regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? failed");
 regex!(
@@ -767,19 +767,16 @@ fn cublas_status(text: &str) -> Option<String> {
     }
     if text.contains("CUBLAS_STATUS_SUCCESS") {
         let n: u32 = RE_VS.captures(text)?[1].parse().ok()?;
-        return Some(
-            match n {
-                1 => "CUBLAS_STATUS_NOT_INITIALIZED",
-                3 => "CUBLAS_STATUS_ALLOC_FAILED",
-                7 => "CUBLAS_STATUS_INVALID_VALUE",
-                8 => "CUBLAS_STATUS_ARCH_MISMATCH",
-                13 => "CUBLAS_STATUS_EXECUTION_FAILED",
-                14 => "CUBLAS_STATUS_INTERNAL_ERROR",
-                15 => "CUBLAS_STATUS_NOT_SUPPORTED",
-                _ => return None,
-            }
-            .to_owned(),
-        );
+        return cublas_status_of(n).map(str::to_owned);
+    }
+    // A bare number (`CUBLAS error: 7`), and cuBLAS's own complaint about an argument
+    // (`On entry to GEMM_EX  parameter number 9 had an illegal value`), which is status 7.
+    if let Some(rest) = text.split_once("CUBLAS error: ").map(|(_, rest)| rest) {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        return cublas_status_of(digits.parse().ok()?).map(str::to_owned);
+    }
+    if text.starts_with("On entry to ") && text.contains("had an illegal value") {
+        return Some("CUBLAS_STATUS_INVALID_VALUE".to_owned());
     }
     // cublasGetStatusString's texts, which llama.cpp/ggml and others print.
     let by_string = [
@@ -1171,6 +1168,8 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "Error [CUDA]",
         // numba: `CudaAPIError: [700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR`.
         "CudaAPIError",
+        // Paddle: `ExternalError:  Cuda error(719), unspecified launch failure.`
+        "Cuda error(",
     ]
     .iter()
     .any(|w| text.contains(w));
@@ -1183,7 +1182,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         .filter(|e| e.distinctive || has_context)
         .find(|e| text.contains(e.message));
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
-        (1..=8)
+        (1..=9)
             .find_map(|g| c.get(g))
             .and_then(|m| m.as_str().parse::<u32>().ok())
     });
@@ -1292,6 +1291,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             .take(64)
             .collect();
         return Some((EnvKind::LibMissing, Some(lib)));
+    }
+    // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line).
+    if text.contains("Unable to load cuDNN DSO") {
+        return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
+    }
+    // nouveau, not NVIDIA's driver, holds the GPU (`lspci -k`, `lshw`).
+    if text.starts_with("Kernel driver in use: nouveau")
+        || text.starts_with("configuration: driver=nouveau")
+    {
+        return Some((EnvKind::NoDriver, Some("nouveau holds the GPU".to_owned())));
     }
     // PyTorch's own check of the cuDNN it loaded: `cuDNN version incompatibility: PyTorch was
     // compiled against (8, 3, 2) but linked against (8, 0, 3)`.
@@ -1962,6 +1971,22 @@ fn cublas_code(status: &str) -> Option<u32> {
 /// cuDNN ≤8 numbers its statuses 0–9ish; cuDNN 9 renumbered them by category (1xxx
 /// initialisation, 2xxx bad parameter, 3xxx not supported, 4xxx internal, 5xxx execution).
 /// A line that prints a number (`CUDNN_STATUS_... (3000)` or `status 4000`) says which.
+/// cuBLAS's status for its number.
+fn cublas_status_of(code: u32) -> Option<&'static str> {
+    Some(match code {
+        1 => "CUBLAS_STATUS_NOT_INITIALIZED",
+        3 => "CUBLAS_STATUS_ALLOC_FAILED",
+        7 => "CUBLAS_STATUS_INVALID_VALUE",
+        8 => "CUBLAS_STATUS_ARCH_MISMATCH",
+        11 => "CUBLAS_STATUS_MAPPING_ERROR",
+        13 => "CUBLAS_STATUS_EXECUTION_FAILED",
+        14 => "CUBLAS_STATUS_INTERNAL_ERROR",
+        15 => "CUBLAS_STATUS_NOT_SUPPORTED",
+        16 => "CUBLAS_STATUS_LICENSE_ERROR",
+        _ => return None,
+    })
+}
+
 /// cuDNN ≤8's status for its number.
 fn cudnn_status_of(code: u32) -> Option<&'static str> {
     Some(match code {

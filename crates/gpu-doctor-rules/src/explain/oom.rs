@@ -16,6 +16,9 @@ use gpu_doctor_scan::{Framework, LogFacts, ObsKind, Observation, OomInfo, OomSty
 
 const MIB: u64 = 1 << 20;
 
+/// How much more than the request the reported free memory must be to count as enough.
+const FREE_MARGIN: u64 = 16 * MIB;
+
 /// What the OOM messages and the readings around them say.
 #[derive(Debug, Clone)]
 pub struct OomAnalysis {
@@ -366,9 +369,11 @@ fn fragmentation_bytes(
 ) -> Option<u64> {
     let req = info.requested_bytes?;
     // The driver reported enough free memory and the allocation still failed: the free
-    // memory is not in one piece (or a limit applies, which the message would name).
+    // memory is not in one piece (or a limit applies, which the message would name). "Enough"
+    // means more than the request by what the message's rounding (0.01 GiB) and the driver's
+    // own granularity can hide: `1.50 GiB` asked with `1.50 GiB` free is no evidence.
     if let Some(free) = info.free_bytes
-        && free >= req
+        && free >= req + FREE_MARGIN
         && info.allowed_bytes.is_none()
         && req > 0
     {

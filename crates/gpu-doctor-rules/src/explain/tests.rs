@@ -593,3 +593,33 @@ fn families_learnt_from_the_seventh_blind_sample() {
         got[0].message
     );
 }
+
+#[test]
+fn families_learnt_from_the_eighth_blind_sample() {
+    let cases: [(&str, Cause); 6] = [
+        (
+            "I tensorflow/stream_executor/cuda/cuda_dnn.cc:1062] Unable to load cuDNN DSO.\n",
+            Cause::EnvLibMissing,
+        ),
+        (
+            " On entry to GEMM_EX  parameter number 9 had an illegal value\nCUBLAS error: 7\n",
+            Cause::CublasError,
+        ),
+        ("CUBLAS error: 13\n", Cause::CublasError),
+        (
+            "ExternalError:  Cuda error(719), unspecified launch failure.\n",
+            Cause::IllegalAccess,
+        ),
+        (
+            "       configuration: driver=nouveau latency=0\n",
+            Cause::EnvNoDriver,
+        ),
+        ("\tKernel driver in use: nouveau\n", Cause::EnvNoDriver),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+    // Free memory equal to the request after rounding is no evidence of fragmentation.
+    let even = "RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; 47.54 GiB total capacity; 43.42 GiB already allocated; 1.50 GiB free; 44.20 GiB reserved in total by PyTorch)\n";
+    assert_eq!(codes(even)[0].1, Cause::OomCapacity);
+}
