@@ -1220,6 +1220,14 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     }
 }
 
+/// `does not have CUDA compute capability 5.0 or greater` (neon), `requires compute capability
+/// 7.0 or higher`.
+static RE_NEEDS_CC: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:does not have|requires|require|need|needs) (?:a )?(?:CUDA )?compute capability (\d+\.\d+) or (?:greater|higher|above|newer)",
+    )
+});
+
 /// `(2 vs. 0)`: the status a `Check failed: ... == X_STATUS_SUCCESS` got instead.
 static RE_VS: LazyLock<Regex> = LazyLock::new(|| re(r"\((\d+) vs\. 0\)"));
 
@@ -1312,6 +1320,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("Unknown CUDA device compute capability")
     {
         return Some((EnvKind::ArchUnsupported, None));
+    }
+    // A library's own minimum: `Device 0 does not have CUDA compute capability 5.0 or greater`.
+    if let Some(c) = RE_NEEDS_CC.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("needs sm_{}", c[1].replace('.', ""))),
+        ));
     }
     // TensorFlow's session option names a GPU the process does not have.
     if text.contains("'visible_device_list' listed an invalid GPU id") {

@@ -114,8 +114,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 /// than the installed build (Blackwell with an old flash-attn) gets the same message.
 fn needs_newer_gpu(hits: &[&Observation], needed: &str) -> Hit {
     let message = format!(
-        "The software runs only on GPUs of architecture {needed} or newer and refused this one: usually the GPU is older (Turing, Volta or earlier), else it is newer than the installed build knows."
+        "The software runs only on GPUs of architecture {needed} or newer and refused this one: usually the GPU is older, else it is newer than the installed build knows."
     );
+    // sm_80 is where bfloat16 and FlashAttention 2 begin; they have fallbacks.
+    let ampere = needed
+        .trim_start_matches("sm_")
+        .parse::<u32>()
+        .is_ok_and(|cc| cc >= 80);
     let f = finding_from(
         "GD542",
         Cause::EnvArchUnsupported,
@@ -124,14 +129,18 @@ fn needs_newer_gpu(hits: &[&Observation], needed: &str) -> Hit {
         0.9,
         hits,
     );
-    let f = f
-        .with_remedy(
+    let f = if ampere {
+        f.with_remedy(
             "Use the code path this GPU has: half precision instead of bfloat16, PyTorch's own attention instead of FlashAttention 2",
             Some("--dtype=half  # transformers: attn_implementation=\"sdpa\" (or \"eager\")".to_owned()),
             None,
         )
+    } else {
+        f
+    };
+    let f = f
         .with_remedy(
-            format!("Check the GPU's compute capability: below {needed}, run on a newer GPU; above it, upgrade the package (pip install -U flash-attn)"),
+            format!("Check the GPU's compute capability: below {needed}, run on a newer GPU; above it, upgrade the package"),
             Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
             None,
         );

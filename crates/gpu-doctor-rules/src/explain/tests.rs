@@ -623,3 +623,15 @@ fn families_learnt_from_the_eighth_blind_sample() {
     let even = "RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; 47.54 GiB total capacity; 43.42 GiB already allocated; 1.50 GiB free; 44.20 GiB reserved in total by PyTorch)\n";
     assert_eq!(codes(even)[0].1, Cause::OomCapacity);
 }
+
+#[test]
+fn a_librarys_own_minimum_compute_capability() {
+    let text = "Found GPU(s) with compute capability: [3.7, 3.7]\nRuntimeError: Device 0 does not have CUDA compute capability 5.0 or greater\n";
+    let got = explain_text(text.as_bytes());
+    assert_eq!(got[0].cause, Cause::EnvArchUnsupported);
+    assert!(
+        got[0].message.contains("architecture sm_50 or newer"),
+        "{}",
+        got[0].message
+    );
+}
