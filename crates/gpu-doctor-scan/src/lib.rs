@@ -152,6 +152,9 @@ const LINE_STARTS: &[&[u8]] = &[
     b"torch",
     b"pytorch",
     b"cpuonly",
+    // The driver's own version check, also printed by JAX without a CUDA word on the line:
+    // `kernel version 515.48.7 does not match DSO version 510.73.5`.
+    b"kernel version ",
     // Paddle's `ExternalError:  Cuda error(719), unspecified launch failure.`
     b"ExternalError:",
     // nouveau holding the GPU (`lspci -k`, `lshw`), and cuBLAS's argument check.
@@ -213,7 +216,20 @@ fn line_start_matches(line: &[u8]) -> bool {
     let rest = &line[indent..];
     matches!(
         rest.first(),
-        Some(b'T' | b'F' | b'E' | b'D' | b'N' | b'R' | b'g' | b't' | b'p' | b'c' | b'K' | b'O')
+        Some(
+            b'T' | b'F'
+                | b'E'
+                | b'D'
+                | b'N'
+                | b'R'
+                | b'g'
+                | b't'
+                | b'p'
+                | b'c'
+                | b'K'
+                | b'O'
+                | b'k'
+        )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
 }
 

@@ -236,7 +236,7 @@ regex!(
 );
 regex!(
     RE_LIB,
-    r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc)64_\w+\.dll))"
+    r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml|nvidia-container)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc)64_\w+\.dll))"
 );
 regex!(
     RE_XID,
@@ -1299,6 +1299,18 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             .take(64)
             .collect();
         return Some((EnvKind::LibMissing, Some(lib)));
+    }
+    // modprobe could not load an NVIDIA kernel module (`could not insert 'nvidia_331_uvm':
+    // Function not implemented`): the driver is not (fully) loaded.
+    if text.contains("could not insert 'nvidia") {
+        return Some((
+            EnvKind::NoDriver,
+            Some("an NVIDIA kernel module did not load".to_owned()),
+        ));
+    }
+    // podman/CDI: the NVIDIA CDI specification is missing or stale.
+    if text.contains("unresolvable CDI devices") {
+        return Some((EnvKind::VisibleDevices, Some("CDI".to_owned())));
     }
     // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line).
     if text.contains("Unable to load cuDNN DSO") {

@@ -59,6 +59,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
                 seq: first.seq,
             }];
         }
+        Some("CDI") => {
+            return vec![Hit {
+                finding: cdi_unresolved(&hits),
+                seq: first.seq,
+            }];
+        }
         Some("duplicate GPU") => {
             return vec![Hit {
                 finding: duplicate_gpu(&hits),
@@ -245,5 +251,23 @@ fn jax_found_none(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
         "Under Slurm, let every task see the node's GPUs (JAX's cluster detection expects it)",
         Some("srun --gpus-per-node=N ...   (not --gpus-per-task=1)".to_owned()),
         None,
+    )
+}
+
+/// podman's `unresolvable CDI devices nvidia.com/gpu=all`: no (or a stale) CDI specification
+/// describes the GPUs.
+fn cdi_unresolved(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "The container runtime could not resolve the GPUs it was asked for (CDI): the NVIDIA CDI specification is missing, stale after a driver update, or not where this runtime looks.",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Generate the CDI specification and list what it names",
+        Some("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml && nvidia-ctk cdi list".to_owned()),
+        Some("regenerate it after every driver update (the toolkit's nvidia-cdi-refresh service does so)".to_owned()),
     )
 }

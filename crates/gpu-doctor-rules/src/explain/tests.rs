@@ -635,3 +635,28 @@ fn a_librarys_own_minimum_compute_capability() {
         got[0].message
     );
 }
+
+#[test]
+fn families_learnt_from_the_tenth_blind_sample() {
+    let cases: [(&str, Cause); 4] = [
+        (
+            "    kernel version 515.48.7 does not match DSO version 510.73.5 -- cannot find working devices in this configuration\n",
+            Cause::EnvNvmlMismatch,
+        ),
+        (
+            "modprobe: ERROR: could not insert 'nvidia_331_uvm': Function not implemented\ncudaGetDeviceCount returned 30\n",
+            Cause::EnvNoDriver,
+        ),
+        (
+            "# Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "nvidia-container-cli: error while loading shared libraries: libnvidia-container.so.1: cannot open shared object file: No such file or directory\n",
+            Cause::EnvLibMissing,
+        ),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+}
