@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::EnvKind;
+use gpu_doctor_scan::{EnvKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD546",
@@ -46,44 +46,21 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let visible = input.live.map(|s| s.devices.len());
     let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
-    match env_detail(&hits).as_deref() {
-        Some("device access") => {
-            return vec![Hit {
-                finding: lost_device_access(&hits),
-                seq: first.seq,
-            }];
-        }
-        Some("JAX found no GPU") => {
-            return vec![Hit {
-                finding: jax_found_none(&hits),
-                seq: first.seq,
-            }];
-        }
-        Some("CDI") => {
-            return vec![Hit {
-                finding: cdi_unresolved(&hits),
-                seq: first.seq,
-            }];
-        }
-        Some("duplicate GPU") => {
-            return vec![Hit {
-                finding: duplicate_gpu(&hits),
-                seq: first.seq,
-            }];
-        }
-        Some("no GPU enumerated") => {
-            return vec![Hit {
-                finding: none_enumerated(&hits),
-                seq: first.seq,
-            }];
-        }
-        Some("container without GPUs") => {
-            return vec![Hit {
-                finding: container_without_gpus(&hits),
-                seq: first.seq,
-            }];
-        }
-        _ => {}
+    // Messages that name their own situation get their own finding.
+    let special: Option<fn(&[&Observation]) -> Finding> = match env_detail(&hits).as_deref() {
+        Some("device access") => Some(lost_device_access),
+        Some("JAX found no GPU") => Some(jax_found_none),
+        Some("CDI") => Some(cdi_unresolved),
+        Some("duplicate GPU") => Some(duplicate_gpu),
+        Some("no GPU enumerated") => Some(none_enumerated),
+        Some("container without GPUs") => Some(container_without_gpus),
+        _ => None,
+    };
+    if let Some(finding) = special {
+        return vec![Hit {
+            finding: finding(&hits),
+            seq: first.seq,
+        }];
     }
     let message = if busy {
         "The GPUs are busy or unavailable: another process holds a GPU in exclusive mode, or none is visible to the job.".to_owned()
@@ -131,7 +108,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 /// `Failed to initialize NVML: Unknown Error`: NVML found the driver but could not open the
 /// device nodes. Inside a container this is the well-known loss of access after the host's
 /// systemd rewrote the container's device cgroup (`systemctl daemon-reload`, cgroup v2).
-fn lost_device_access(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+fn lost_device_access(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
@@ -158,7 +135,7 @@ fn lost_device_access(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
 }
 
 /// A container that was started without the GPUs: no `--gpus`, or no NVIDIA runtime.
-fn container_without_gpus(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+fn container_without_gpus(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
@@ -181,7 +158,7 @@ fn container_without_gpus(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
 
 /// nvidia-smi's `No devices were found`, Slurm's `gres/gpu count reported lower than
 /// configured (0 < 8)`: the driver answers but lists no GPU.
-fn none_enumerated(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+fn none_enumerated(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
@@ -209,7 +186,7 @@ fn none_enumerated(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
 
 /// NCCL's `Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 2000`: the ranks
 /// did not each select their own GPU.
-fn duplicate_gpu(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+fn duplicate_gpu(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
@@ -233,7 +210,7 @@ fn duplicate_gpu(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
 /// JAX's `no supported devices found for platform CUDA`: its CUDA backend did not start. It
 /// says so after any failure (an OOM while starting, an old driver), so it is a warning that
 /// ranks below the reason printed before it.
-fn jax_found_none(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+fn jax_found_none(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
@@ -256,7 +233,7 @@ fn jax_found_none(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
 
 /// podman's `unresolvable CDI devices nvidia.com/gpu=all`: no (or a stale) CDI specification
 /// describes the GPUs.
-fn cdi_unresolved(hits: &[&gpu_doctor_scan::Observation]) -> Finding {
+fn cdi_unresolved(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",
         Cause::EnvVisibleDevices,
