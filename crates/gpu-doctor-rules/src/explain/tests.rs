@@ -520,6 +520,16 @@ fn families_learnt_from_the_fifth_blind_sample() {
     for (text, cause) in cases {
         assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
     }
+    // JAX's "no supported devices" follows the failure that caused it and ranks after it.
+    let jax = "E1130 01:36:02.795996     623 platform_util.cc:279] Failed to create stream executor for device CUDA:0: : CUDA_ERROR_OUT_OF_MEMORY: out of memory\njax.errors.JaxRuntimeError: INTERNAL: no supported devices found for platform CUDA\n";
+    let got = codes(jax);
+    assert_eq!(got[0].1, Cause::OomOtherProcess, "{got:?}");
+    assert!(
+        got[1..]
+            .iter()
+            .any(|g| g.1 == Cause::EnvVisibleDevices && g.2 <= Severity::Warn),
+        "{got:?}"
+    );
     // NVML's `0 bytes` for this process (WSL, some containers) is no evidence of others.
     let wsl = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total capacity of 23.43 GiB of which 4.06 MiB is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of the allocated memory 23.03 GiB is allocated by PyTorch, and 15.67 MiB is reserved by PyTorch but unallocated.\n";
     assert_eq!(codes(wsl)[0].1, Cause::OomCapacity);
