@@ -203,7 +203,51 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
         }
         return kernel_start_worth_a_look(line);
     }
-    line_start_matches(line)
+    line_start_matches(line) || nccl_warning_start(line)
+}
+
+/// NCCL 2's warnings before it put its name on them: `include/socket.h:344 WARN Socket
+/// creation failed`, or with its `host:pid:tid [device] ` prefix. The source location before
+/// `WARN` is the only fixed part; a generic `WARN` trigger would read every Python warning.
+fn nccl_warning_start(line: &[u8]) -> bool {
+    let Some((mut location, mut rest)) = split_first_word(line) else {
+        return false;
+    };
+    // `instance-1:454:484 [0] ` before the location: host, pid, thread, then the device.
+    if rest.first() == Some(&b'[')
+        && strip_colon_number(location)
+            .and_then(strip_colon_number)
+            .is_some()
+    {
+        let Some(after_device) = memchr::memchr(b']', &rest[..rest.len().min(8)])
+            .and_then(|close| rest[close + 1..].strip_prefix(b" "))
+            .and_then(split_first_word)
+        else {
+            return false;
+        };
+        (location, rest) = after_device;
+    }
+    let Some(file) = strip_colon_number(location) else {
+        return false;
+    };
+    rest.starts_with(b"WARN ")
+        && [&b".h"[..], b".cc", b".cu", b".cpp", b".c"]
+            .iter()
+            .any(|ext| file.ends_with(ext))
+}
+
+/// The line's first word and what follows the space after it, for a first word of at most
+/// 96 bytes.
+fn split_first_word(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let space = memchr::memchr(b' ', &line[..line.len().min(97)])?;
+    Some((&line[..space], &line[space + 1..]))
+}
+
+/// The word without its trailing `:123`, if it has one.
+fn strip_colon_number(word: &[u8]) -> Option<&[u8]> {
+    let digits = word.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let head = word.get(..word.len().checked_sub(digits + 1)?)?;
+    (digits > 0 && word[head.len()] == b':').then_some(head)
 }
 
 /// [`LINE_STARTS`] after the line's indentation.
@@ -652,6 +696,27 @@ noise File \"x\", line 1, in validate\n";
             &facts.observations[0].kind,
             ObsKind::Oom(info) if info.during_evaluation.is_none()
         ));
+    }
+
+    #[test]
+    fn nccl_2_warnings_are_read_by_their_source_location() {
+        // NCCL 2 named neither itself nor CUDA on these lines; an INFO line, a Python
+        // warning and a location without `WARN` are not read.
+        let log = b"instance-fjhn02ur:454:484 [0] include/socket.h:185 WARN Call to connect failed : Connection refused\n\
+instance-fjhn02ur:454:484 [0] INFO transport/net_socket.cu:101 -> 2\n\
+include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol\n\
+train.py:12: UserWarning: WARN something failed\n\
+misc/utils.cc:12 INFO failed to read\n\
+host:1:2 [0] init.cc:99 WARN thing went fine\n";
+        let facts = scan_bytes("log", log);
+        let lines: Vec<u64> = facts
+            .observations
+            .iter()
+            .filter(|o| matches!(o.kind, ObsKind::Nccl(_)))
+            .map(|o| o.line)
+            .collect();
+        assert_eq!(lines, vec![1, 3]);
+        assert_same_however_split(log, &facts);
     }
 
     #[test]

@@ -224,6 +224,11 @@ regex!(
 regex!(RE_OUTDATED_INSTALL, r"Outdated (\S+) installation found");
 // nccl-tests: `NCCL failure common.cu:874 'unhandled system error'`.
 regex!(RE_NCCL_TEST_FAILURE, r"NCCL failure \S+:\d+ '([^']+)'");
+// NCCL 2's warnings before they carried its name: `[host:pid:tid [0] ]include/socket.h:185 WARN`.
+regex!(
+    RE_NCCL_SOURCE_WARN,
+    r"^(?:\S+:\d+:\d+ \[\d+\] )?\S+\.(?:h|cc|cu|cpp|c):\d+ WARN "
+);
 regex!(
     RE_CUDNN_RUNTIME,
     // The words before the versions may be cut off by a hard wrap (`... CuDNN l` / `ibrary: 7.4.1
@@ -1724,7 +1729,8 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: None,
         });
     }
-    if (text.contains("NCCL WARN")
+    if ((text.contains("NCCL WARN")
+        || (text.contains(" WARN ") && RE_NCCL_SOURCE_WARN.is_match(text)))
         && (text.contains("failed") || text.contains("rror") || text.contains("failure")))
         || (text.contains("shared memory segment") && text.contains("nccl"))
     {

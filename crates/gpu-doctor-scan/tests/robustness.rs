@@ -84,6 +84,10 @@ const PIECES: &[&[u8]] = &[
     b"ExternalError:  Cuda error(",
     b"Kernel driver in use: nouveau",
     b"On entry to GEMM_EX  parameter number 9 had an illegal value",
+    b"instance-fjhn02ur:454:484 [0] include/socket.h:185 WARN Call to connect failed : ",
+    b"include/socket.h:344 WARN ",
+    b"h:1:2 [",
+    b":99999999999999999999 WARN failed",
     b"CUBLAS error: 99999999999999999999",
 ];
 
