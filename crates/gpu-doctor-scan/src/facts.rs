@@ -174,6 +174,15 @@ pub enum EnvKind {
     VisibleDevices,
 }
 
+/// Details of an [`ObsKind::Env`] that pick a rule's variant: the scanner writes them and the
+/// rules match on them, so both name them from here.
+pub mod detail {
+    /// Starts the detail of XLA's warning that the driver is older than its PTX compiler.
+    pub const XLA_PTX_COMPILER: &str = "XLA's PTX compiler";
+    /// NVRTC rejected a compile option (`NVRTC_ERROR_INVALID_OPTION`).
+    pub const NVRTC_OPTION: &str = "NVRTC rejected an option";
+}
+
 /// What a line was recognised as.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -194,6 +203,13 @@ pub enum ObsKind {
         /// A number the message carries: the driver's CUDA version (`found version 11000`),
         /// the GPU's `sm_XX`, the missing library's name.
         detail: Option<String>,
+    },
+    /// An ECC error of the host's RAM, not the GPU's (a BMC's `Uncorrectable ECC ...
+    /// @P2-DIMMF1`, the kernel's EDAC lines).
+    HostEcc {
+        corrected: bool,
+        /// The memory module, when named (`P2-DIMMF1`).
+        module: Option<String>,
     },
     /// An Xid line from the kernel log (`NVRM: Xid (PCI:0000:05:00): 79, ...`).
     Xid {
@@ -314,6 +330,7 @@ impl ObsKind {
             ObsKind::Env { .. } => "env",
             ObsKind::Xid { .. } => "xid",
             ObsKind::Ecc { .. } => "ecc",
+            ObsKind::HostEcc { .. } => "host_ecc",
             ObsKind::Aer { .. } => "aer",
             ObsKind::ThermalPower => "thermal_power",
             ObsKind::MemoryReading { .. } => "memory_reading",

@@ -31,7 +31,7 @@ pub mod units;
 pub use cuda_errors::{CUDA_ERRORS, CudaErrorEntry, lookup_cuda_error};
 pub use facts::{
     CudaErrorInfo, DriverInstallOutcome, EnvKind, Framework, HostMemoryKind, LibStatus, LogFacts,
-    NcclInfo, ObsKind, Observation, OomInfo, OomStyle,
+    NcclInfo, ObsKind, Observation, OomInfo, OomStyle, detail,
 };
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -210,6 +210,11 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
 /// creation failed`, or with its `host:pid:tid [device] ` prefix. The source location before
 /// `WARN` is the only fixed part; a generic `WARN` trigger would read every Python warning.
 fn nccl_warning_start(line: &[u8]) -> bool {
+    // A host name or a source directory comes first: most lines fail on their first byte
+    // (indentation, `{`, `[`, a progress bar) before any search for the first space.
+    if !line.first().is_some_and(u8::is_ascii_alphanumeric) {
+        return false;
+    }
     let Some((mut location, mut rest)) = split_first_word(line) else {
         return false;
     };

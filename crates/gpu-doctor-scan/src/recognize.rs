@@ -7,7 +7,7 @@
 use crate::cuda_errors::{CUDA_ERRORS, legacy_code, lookup_cuda_error};
 use crate::facts::{
     CudaErrorInfo, DriverInstallOutcome, EnvKind, Framework, HostMemoryKind, LibStatus, NcclInfo,
-    ObsKind, OomInfo, OomStyle,
+    ObsKind, OomInfo, OomStyle, detail,
 };
 use crate::units::parse_size;
 use regex::{Captures, Regex};
@@ -164,6 +164,17 @@ regex!(
     r"driver on your system is too old \(found version (\d+)\)"
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
+// PyTorch's own CUDA libraries, which extensions link against.
+regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
+// The memory module a host ECC error names: `P2-DIMMF1`, `CPU_SrcID#0_Ha#0_Chan#1_DIMM#0`.
+regex!(RE_DIMM, r"[\w#-]*DIMM[\w#-]*");
+// XLA when the driver is older than the PTX compiler it bundles: `The NVIDIA driver's CUDA
+// version is 12.4 which is older than the PTX compiler version 12.5.82` (older XLA: `the
+// ptxas CUDA version (12.3.107)`).
+regex!(
+    RE_XLA_DRIVER_OLDER,
+    r"driver's CUDA version is ([\d.]+) which is older than the (?:PTX compiler|ptxas CUDA) version \(?([\d.]+)"
+);
 regex!(
     RE_UNDEFINED_CUDA_SYMBOL,
     r"undefined symbol: (_*(nccl|cublasLt|cublas|cudnn|cusparse|cufft|cusolver|curand|nvJitLink)[A-Z]\w*)"
@@ -1285,6 +1296,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some("its PTX could not be compiled for this GPU".to_owned()),
         ));
     }
+    // JAX with a CPU-only jaxlib on a machine with a GPU: `An NVIDIA GPU may be present on
+    // this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.`
+    if text.contains("CUDA-enabled jaxlib is not installed") {
+        return Some((EnvKind::TorchCpuBuild, Some("jax".to_owned())));
+    }
     // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
     if text.contains("no supported devices found for platform CUDA") {
         return Some((EnvKind::VisibleDevices, Some("JAX found no GPU".to_owned())));
@@ -1371,6 +1387,19 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if let Some(c) = RE_DRIVER_FOUND.captures(text) {
         return Some((EnvKind::DriverTooOld, Some(c[1].to_owned())));
     }
+    if text.contains("older than the")
+        && let Some(c) = RE_XLA_DRIVER_OLDER.captures(text)
+    {
+        return Some((
+            EnvKind::DriverTooOld,
+            Some(format!(
+                "{} {} (the driver's CUDA is {})",
+                detail::XLA_PTX_COMPILER,
+                &c[2],
+                &c[1]
+            )),
+        ));
+    }
     if text.contains("driver version is insufficient for CUDA runtime version")
         || text.contains("cudaErrorInsufficientDriver")
         || text.contains("CUDA_ERROR_INSUFFICIENT_DRIVER")
@@ -1384,6 +1413,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("nvidia driver is too old")
         // The driver's libcuda lacks an entry point the software was built for.
         || (text.contains("symbol lookup for cu") && text.contains("failed"))
+        // The driver's PTX JIT (numba's `cuLinkAddData`, OptiX) reading PTX from a newer CUDA:
+        // `ptxas application ptx input, line 9; fatal : Unsupported .version 8.1; current
+        // version is '8.0'`.
+        || (text.contains("Unsupported .version") && text.contains("current version is"))
     {
         return Some((EnvKind::DriverTooOld, None));
     }
@@ -1503,6 +1536,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some("a CUDA DLL of onnxruntime's CUDA provider".to_owned()),
         ));
     }
+    // NVRTC (CuPy, numba, cuda-python) rejected a compile option: usually the GPU
+    // architecture, which an NVRTC older than the GPU does not know.
+    if text.contains("NVRTC_ERROR_INVALID_OPTION") {
+        return Some((EnvKind::LibMismatch, Some(detail::NVRTC_OPTION.to_owned())));
+    }
     // JAX and TensorFlow check the cuDNN they load against the one they were built with.
     if let Some(c) = RE_CUDNN_RUNTIME.captures(text) {
         return Some((
@@ -1526,6 +1564,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::LibMismatch,
             Some(format!("{} (older than the build needs)", &c[1])),
         ));
+    }
+    // An extension linked against PyTorch's own CUDA library of another release:
+    // `OSError: libtorch_cuda_cpp.so: cannot open shared object file`.
+    if text.contains("cannot open shared object")
+        && let Some(m) = RE_TORCH_LIB.find(text)
+    {
+        return Some((EnvKind::LibMissing, Some(m.as_str().to_owned())));
     }
     if let Some(c) = RE_LIB.captures(text) {
         // "libcudnn_cnn_infer.so.8." at the end of a sentence: the dot is not the version's.
@@ -1882,6 +1927,14 @@ fn kernel(text: &str) -> Option<ObsKind> {
         if (uncorrected || corrected) && (lower.contains("error") || lower.contains("nvrm")) {
             if lower.contains("cudaerror") || lower.contains("cuda error") {
                 return None;
+            }
+            // The host's RAM, not the GPU's: a BMC's event (`Uncorrectable ECC ... @P2-DIMMF1`)
+            // or the kernel's EDAC driver (`EDAC MC0: 1 UE ... DIMM#0`).
+            if lower.contains("dimm") || lower.contains("edac") {
+                return Some(ObsKind::HostEcc {
+                    corrected,
+                    module: RE_DIMM.find(text).map(|m| m.as_str().to_owned()),
+                });
             }
             return Some(ObsKind::Ecc { corrected });
         }

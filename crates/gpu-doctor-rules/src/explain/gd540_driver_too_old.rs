@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::{EnvKind, Observation};
+use gpu_doctor_scan::{EnvKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD540",
@@ -16,7 +16,8 @@ version is insufficient for CUDA runtime version` (error 35), `the provided PTX 
 with an unsupported toolchain` (222), `system has unsupported display driver / cuda driver
 combination` (803), `forward compatibility was attempted on non supported HW` (804) and the
 container toolkit's `unsatisfied condition: cuda>=12.8`, and turns the driver's CUDA version
-into the wheel to install.
+into the wheel to install. XLA's `The NVIDIA driver's CUDA version is 12.4 which is older than
+the PTX compiler version 12.5.82` (the job runs, compiling more slowly) is a warning.
 
 ## Why is this bad?
 A driver supports CUDA up to the version `nvidia-smi` shows in its header. Software built for
@@ -68,6 +69,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     match env_detail(&hits).as_deref() {
         Some("error 803") => return vec![driver_mismatch(&hits, false)],
         Some("error 804") => return vec![driver_mismatch(&hits, true)],
+        Some(d) if d.starts_with(detail::XLA_PTX_COMPILER) => {
+            return vec![xla_slower_compilation(&hits, d)];
+        }
         _ => {}
     }
     // `found version 11060` is cudaDriverGetVersion: 1000 * major + 10 * minor.
@@ -148,6 +152,36 @@ fn driver_mismatch(hits: &[&Observation], compat: bool) -> Hit {
             Some("ldconfig -p | grep libcuda.so; echo $LD_LIBRARY_PATH  # drop /usr/local/cuda/compat".to_owned()),
             None,
         );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
+/// XLA's warning that the driver is older than the PTX compiler it bundles: the job runs,
+/// but XLA compiles serially (slower start-up), and the driver may reject newer PTX later.
+fn xla_slower_compilation(hits: &[&Observation], detail: &str) -> Hit {
+    let message = format!(
+        "The NVIDIA driver is older than {detail}: XLA compiles without parallelism (slower start-up) and may fail on PTX the driver cannot load; the job itself still runs."
+    );
+    let f = finding_from(
+        "GD540",
+        Cause::EnvDriverTooOld,
+        Severity::Warn,
+        message,
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Upgrade the driver to one whose CUDA version (nvidia-smi's header) is at least the PTX compiler's",
+        Some("nvidia-smi | head -4; sudo apt install nvidia-driver-580  # or your distribution's package".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Or install the framework build for the CUDA the driver supports (e.g. an older jax[cuda12] / tensorflow[and-cuda])",
+        None,
+        None,
+    );
     Hit {
         finding: f,
         seq: hits[0].seq,

@@ -11,7 +11,9 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     cause: Some(Cause::EnvTorchCpuBuild),
     summary: "PyTorch was installed without CUDA (a CPU-only wheel)",
     body: r#"## What it does
-Finds `Torch not compiled with CUDA enabled` and `compiled without CUDA support`.
+Finds `Torch not compiled with CUDA enabled` and `compiled without CUDA support`; also
+TensorFlow's `is_built_with_cuda()` answering `False`, conda's `cpuonly` builds and JAX's `a
+CUDA-enabled jaxlib is not installed`.
 
 ## Why is this bad?
 The installed PyTorch is a CPU-only build (`torch.__version__` ends in `+cpu`,
@@ -42,6 +44,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let f = match env_detail(&hits).as_deref() {
         Some("tensorflow") => tensorflow(&hits),
         Some("conda") => conda(&hits),
+        Some("jax") => jax(&hits),
         _ => pytorch(&hits),
     };
     vec![Hit {
@@ -90,6 +93,28 @@ fn conda(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Check the build string: it should name cuda, not cpu",
         Some("conda list | grep -E '^(pytorch|pytorch-mutex|cpuonly) '".to_owned()),
+        None,
+    )
+}
+
+/// JAX with only the CPU jaxlib: `a CUDA-enabled jaxlib is not installed. Falling back to cpu.`
+fn jax(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "JAX has no CUDA plugin installed (a plain `pip install jax` is CPU-only): it falls back to the CPU whatever the driver.",
+        0.95,
+        hits,
+    )
+    .with_remedy(
+        "Install JAX with its CUDA plugin and libraries (cuda13 for a driver that shows CUDA 13 in nvidia-smi)",
+        Some("pip install -U 'jax[cuda12]'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Check the result",
+        Some("python -c \"import jax; print(jax.devices())\"".to_owned()),
         None,
     )
 }

@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::{EnvKind, Observation};
+use gpu_doctor_scan::{EnvKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD543",
@@ -66,13 +66,19 @@ fn pip_package(lib: &str) -> Option<String> {
 }
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits = env_observations(input, EnvKind::LibMissing);
+    let all = env_observations(input, EnvKind::LibMissing);
     // TensorRT and the CUDA profiler's library are optional for TensorFlow: its "could not
-    // load libnvinfer / libcupti" warnings are noise.
-    let hits: Vec<_> = hits
+    // load libnvinfer / libcupti" warnings are noise next to anything else.
+    let (optional, hits): (Vec<_>, Vec<_>) = all
         .into_iter()
-        .filter(|o| !o.text.contains("libnvinfer") && !o.text.contains("libcupti"))
+        .partition(|o| o.text.contains("libnvinfer") || o.text.contains("libcupti"));
+    let tensorrt: Vec<_> = optional
+        .into_iter()
+        .filter(|o| o.text.contains("libnvinfer"))
         .collect();
+    if hits.is_empty() && !tensorrt.is_empty() {
+        return vec![tensorrt_missing(&tensorrt)];
+    }
     let Some(first) = hits.first() else {
         // Only a wrong version, nothing missing (a missing library is the finding otherwise).
         let mismatched = env_observations(input, EnvKind::LibMismatch);
@@ -89,6 +95,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     {
         return vec![Hit {
             finding: driver_library(&hits, l),
+            seq: first.seq,
+        }];
+    }
+    if let Some(l) = lib
+        .as_deref()
+        .filter(|l| l.starts_with("libtorch_cuda") || l.starts_with("libc10_cuda"))
+    {
+        return vec![Hit {
+            finding: torch_library(&hits, l),
             seq: first.seq,
         }];
     }
@@ -173,6 +188,91 @@ fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
         )
 }
 
+/// Only TensorRT is missing: TensorFlow runs without it, but TF-TRT (and code that imports
+/// TensorRT) does not.
+fn tensorrt_missing(hits: &[&Observation]) -> Hit {
+    let lib = env_detail(hits).unwrap_or_else(|| "libnvinfer".to_owned());
+    let version = lib.split_once(".so.").map(|(_, v)| v.to_owned());
+    let message = format!(
+        "TensorRT ({lib}) cannot be loaded: TensorFlow runs without it, but TF-TRT and anything that converts or runs a TensorRT engine fails."
+    );
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Warn,
+        message,
+        0.7,
+        hits,
+    )
+    .with_remedy(
+        "If the job uses TF-TRT, install the TensorRT version the TensorFlow build names",
+        Some(match &version {
+            Some(v) => format!("pip install tensorrt=={v}  # or the matching TensorRT tarball"),
+            None => "pip install tensorrt".to_owned(),
+        }),
+        Some("a newer TensorRT (libnvinfer.so.10) does not satisfy a build that asks for 8.x: its major version is part of the name".to_owned()),
+    )
+    .with_remedy(
+        "See which TensorRT is installed and where",
+        Some("ldconfig -p | grep libnvinfer; pip list 2>/dev/null | grep -i tensorrt".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Otherwise the warning is harmless: silence TensorFlow's start-up warnings",
+        Some("export TF_CPP_MIN_LOG_LEVEL=2".to_owned()),
+        None,
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
+/// PyTorch's own CUDA library (`libtorch_cuda_cpp.so`, `libc10_cuda.so`): an extension built
+/// against another PyTorch release, or a broken PyTorch install.
+fn torch_library(hits: &[&Observation], lib: &str) -> Finding {
+    let message = format!(
+        "{lib} cannot be loaded: it is PyTorch's own CUDA library, so an extension was built against another PyTorch release (libtorch_cuda_cpp.so and libtorch_cuda_cu.so existed only in 1.8 to 1.10), or PyTorch's install is a CPU build or broken."
+    );
+    finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.8, hits)
+        .with_remedy(
+            "Reinstall the extension built for the installed PyTorch (its wheels name the torch and CUDA versions)",
+            Some("python -c \"import torch; print(torch.__version__, torch.version.cuda)\"; pip install --force-reinstall --no-cache-dir <extension>".to_owned()),
+            Some("extensions built from source (setup.py, JIT-compiled ops) must be rebuilt after a PyTorch upgrade".to_owned()),
+        )
+        .with_remedy(
+            "Check that PyTorch's own libraries are there",
+            Some("ls $(python -c \"import torch, os; print(os.path.dirname(torch.__file__))\")/lib | grep -E 'torch_cuda|c10_cuda'".to_owned()),
+            None,
+        )
+}
+
+/// NVRTC rejected a compile option: usually `--gpu-architecture` for a GPU newer than it.
+fn nvrtc_option(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "NVRTC rejected a compile option (NVRTC_ERROR_INVALID_OPTION): usually the GPU's architecture, which an NVRTC older than the GPU does not know; an older libnvrtc is loaded than this GPU needs.",
+        0.7,
+        hits,
+    )
+    .with_remedy(
+        "See which NVRTC is loaded, and the GPU's compute capability",
+        Some("ldconfig -p | grep libnvrtc; pip list 2>/dev/null | grep -i nvrtc; nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+        Some("CUDA 11.8 knows up to sm_90, 12.8 up to sm_120".to_owned()),
+    )
+    .with_remedy(
+        "Install an NVRTC new enough for the GPU (and the package build for that CUDA)",
+        Some("pip install -U nvidia-cuda-nvrtc-cu12  # with cupy-cuda12x, numba-cuda[cu12]".to_owned()),
+        Some("on a GPU older than the NVRTC supports (compute_21, compute_30), use an older CUDA instead".to_owned()),
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
 /// The detail the scanner gives torchvision's and torchaudio's CUDA check.
 const COMPANION_BUILD: &str = "a torchvision/torchaudio build";
 
@@ -205,6 +305,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what.starts_with(COMPANION_BUILD) {
         return companion_mismatch(hits);
+    }
+    if what == detail::NVRTC_OPTION {
+        return nvrtc_option(hits);
     }
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."

@@ -16,6 +16,7 @@ mod gd205_thermal_power;
 mod gd206_ecc_corrected;
 mod gd207_iommu_fault;
 mod gd208_gpu_init_failed;
+mod gd209_host_ecc;
 mod gd500_oom_capacity;
 mod gd501_oom_fragmentation;
 mod gd502_oom_other_process;
@@ -59,6 +60,7 @@ pub static RULES: &[&RuleDoc] = &[
     &gd206_ecc_corrected::DOC,
     &gd207_iommu_fault::DOC,
     &gd208_gpu_init_failed::DOC,
+    &gd209_host_ecc::DOC,
     &gd500_oom_capacity::DOC,
     &gd501_oom_fragmentation::DOC,
     &gd502_oom_other_process::DOC,
@@ -112,6 +114,7 @@ const CHECKS: &[Rule] = &[
     gd206_ecc_corrected::check,
     gd207_iommu_fault::check,
     gd208_gpu_init_failed::check,
+    gd209_host_ecc::check,
     gd500_oom_capacity::check,
     gd501_oom_fragmentation::check,
     gd502_oom_other_process::check,
@@ -180,21 +183,27 @@ pub fn finding_is_sticky(finding: &Finding) -> bool {
 fn root_rank(f: &Finding) -> u8 {
     match f.cause {
         Cause::HwXid if f.severity == Severity::Error => 95,
+        // An environment warning (JAX's "no supported devices", XLA's slower compilation,
+        // TensorRT not found) follows the failure that caused it, or matters less than any.
+        c if c.is_environment() && f.severity < Severity::Error => 5,
         // A missing libcuda is why the runtime then calls the driver "insufficient".
         Cause::EnvLibMissing if f.message.starts_with(gd543_lib_missing::DRIVER_LIBRARY) => 93,
         Cause::EnvLibMissing => 65,
         // A driver that is missing or does not match its libraries explains the "no device"
         // errors that come with it.
         Cause::EnvNvmlMismatch | Cause::EnvNoDriver => 92,
-        // A warning (JAX's "no supported devices") follows the failure that caused it.
-        Cause::EnvVisibleDevices if f.severity < Severity::Error => 45,
         Cause::EnvVisibleDevices => 88,
         c if c.is_environment() => 90,
         Cause::DeviceAssert => 80,
         c if c.is_oom() && f.severity >= Severity::Warn => 70,
-        // The host ran out of memory (GD506): it killed the job, and the peers that then
-        // time out are its knock-on.
-        Cause::Other if f.code.0 == gd506_host_memory::DOC.code => 68,
+        // The host ran out of memory (GD506) or its RAM failed (GD209): it killed the job or
+        // the node, and the peers that then time out are its knock-on.
+        Cause::Other
+            if f.code.0 == gd506_host_memory::DOC.code
+                || (f.code.0 == gd209_host_ecc::DOC.code && f.severity == Severity::Error) =>
+        {
+            68
+        }
         Cause::IllegalAccess => 60,
         Cause::HwThermalPower | Cause::HwXid => 50,
         Cause::CudnnError | Cause::CublasError => 40,

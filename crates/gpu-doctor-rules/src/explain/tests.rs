@@ -670,3 +670,93 @@ fn families_learnt_from_the_tenth_blind_sample() {
         assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
     }
 }
+
+#[test]
+fn families_learnt_from_the_eleventh_blind_sample() {
+    let cases: [(&str, &str, Cause, Severity); 7] = [
+        (
+            "OSError: libtorch_cuda_cpp.so: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        (
+            // TensorFlow's loader names the search path; the CUDA directory on it is what the
+            // scanner's prefilter sees (the line names no CUDA library).
+            "2024-06-04 15:42:11.291621: I external/local_tsl/tsl/platform/default/dso_loader.cc:70] Could not load dynamic library 'libnvinfer.so.8.6.1'; dlerror: libnvinfer.so.8.6.1: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/local/cuda/lib64\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Warn,
+        ),
+        (
+            "W external/local_xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version 12.5.82. Because the driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may slow down compilation.\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+            Severity::Warn,
+        ),
+        (
+            "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+            Severity::Error,
+        ),
+        (
+            "Failed invoking compiler for CUDA C++ program at 0x07fae240a1c80: NVRTC_ERROR_INVALID_OPTION\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        (
+            "numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\nptxas application ptx input, line 9; fatal   : Unsupported .version 8.1; current version is '8.0'\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+            Severity::Error,
+        ),
+        (
+            "Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 - Assertion\n",
+            "GD209",
+            Cause::Other,
+            Severity::Error,
+        ),
+    ];
+    for (text, code, cause, severity) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first(),
+            Some(&(code.to_owned(), cause, severity)),
+            "{text}"
+        );
+    }
+    let explained = explain_text(
+        b"Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 - Assertion\n",
+    );
+    assert!(explained[0].message.contains("P2-DIMMF1"), "{explained:?}");
+    // The GPU's own ECC errors stay the GPU's; a host's corrected ones are a warning.
+    assert_eq!(
+        codes("NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer\n")[0].0,
+        "GD203"
+    );
+    assert_eq!(
+        codes(
+            "[ 1234.5] EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (corrected ECC error)\n"
+        )[0],
+        ("GD209".to_owned(), Cause::Other, Severity::Warn)
+    );
+    // An environment warning never outranks a failure, even one ranked low: the cuDNN error
+    // after TensorRT's warning and after XLA's is the root cause.
+    let failure = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\n";
+    for warning in [
+        "Could not load dynamic library 'libnvinfer.so.8.6.1'; dlerror: libnvinfer.so.8.6.1: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/local/cuda/lib64\n",
+        "The NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version (12.3.107). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation.\n",
+    ] {
+        let got = codes(&format!("{warning}{failure}"));
+        assert_eq!(got[0].1, Cause::CudnnError, "{got:?}");
+        assert_eq!(got.len(), 2, "{got:?}");
+    }
+    // TensorRT next to another missing library is noise, as before.
+    let got = codes(
+        "Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file\nCould not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file\n",
+    );
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].2, Severity::Error);
+}
