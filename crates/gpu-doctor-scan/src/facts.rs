@@ -284,6 +284,16 @@ pub enum ObsKind {
         gsp: bool,
         pci: Option<String>,
     },
+    /// TensorFlow could not place an operation on the device asked for: `Could not satisfy
+    /// explicit device specification '/device:GPU:0' because no supported kernel for GPU
+    /// devices is available` (or no GPU is registered at all).
+    TfPlacement {
+        /// The operation has no GPU kernel (or is colocated with one that has none); false
+        /// when TensorFlow has no GPU device at all.
+        no_gpu_kernel: bool,
+        /// The operation or node, when named.
+        op: Option<String>,
+    },
     /// An NVIDIA driver installer's (nvidia-installer's, DKMS's) error.
     DriverInstall {
         outcome: DriverInstallOutcome,
@@ -342,6 +352,7 @@ impl ObsKind {
             ObsKind::HostMemory { .. } => "host_memory",
             ObsKind::DriverInstall { .. } => "driver_install",
             ObsKind::IommuFault { .. } => "iommu_fault",
+            ObsKind::TfPlacement { .. } => "tf_placement",
             ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }

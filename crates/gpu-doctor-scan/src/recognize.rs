@@ -164,6 +164,11 @@ regex!(
     r"driver on your system is too old \(found version (\d+)\)"
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
+// The operation TensorFlow could not place: `for operation MatMul:`, `to node 'Adagrad/...':`.
+regex!(
+    RE_TF_PLACED_OP,
+    r"Cannot assign a device (?:for operation|to node) '?([^':\s]+)"
+);
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
 // The memory module a host ECC error names: `P2-DIMMF1`, `CPU_SrcID#0_Ha#0_Chan#1_DIMM#0`.
@@ -562,6 +567,10 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
             },
             Some(Framework::Cuda),
         ));
+        return found;
+    }
+    if let Some(obs) = tf_placement(text) {
+        found.observations.push((obs, Some(Framework::Tensorflow)));
         return found;
     }
     // Before the GPU out-of-memory recognisers: the kernel's "Out of memory: Killed process"
@@ -1814,6 +1823,30 @@ fn nccl(text: &str) -> Option<NcclInfo> {
 
 /// The host running out of memory, which kills GPU jobs as surely as the GPU does but needs
 /// other fixes.
+/// TensorFlow's placer: `Cannot assign a device for operation MatMul: Could not satisfy
+/// explicit device specification '/device:GPU:0' because no supported kernel for GPU devices
+/// is available`, TF1's `... because the node was colocated with a group of nodes that
+/// required incompatible device`, and `... because no devices matching that specification are
+/// registered in this process`.
+fn tf_placement(text: &str) -> Option<ObsKind> {
+    if !text.contains("Could not satisfy explicit device specification") {
+        return None;
+    }
+    let no_gpu_kernel = if text.contains("no supported kernel for GPU devices")
+        || text.contains("colocated with a group of nodes that required incompatible device")
+    {
+        true
+    } else if text.contains("no devices matching that specification are registered") {
+        false
+    } else {
+        return None;
+    };
+    Some(ObsKind::TfPlacement {
+        no_gpu_kernel,
+        op: RE_TF_PLACED_OP.captures(text).map(|c| c[1].to_owned()),
+    })
+}
+
 fn host_memory(text: &str) -> Option<ObsKind> {
     // The kernel (`Out of memory: Killed process 4242 (python)`, a cgroup's `Memory cgroup
     // out of memory: Killed process ...`), and Slurm's report of it (`Detected 1 oom_kill

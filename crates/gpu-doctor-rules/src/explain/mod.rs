@@ -39,6 +39,7 @@ mod gd545_no_driver;
 mod gd546_visible_devices;
 mod gd547_cuda_error;
 mod gd548_driver_install;
+mod gd549_tf_placement;
 mod gd570_memory_growth;
 mod gd571_sanitizer_report;
 pub mod oom;
@@ -83,6 +84,7 @@ pub static RULES: &[&RuleDoc] = &[
     &gd546_visible_devices::DOC,
     &gd547_cuda_error::DOC,
     &gd548_driver_install::DOC,
+    &gd549_tf_placement::DOC,
     &gd570_memory_growth::DOC,
     &gd571_sanitizer_report::DOC,
 ];
@@ -137,6 +139,7 @@ const CHECKS: &[Rule] = &[
     gd546_visible_devices::check,
     gd547_cuda_error::check,
     gd548_driver_install::check,
+    gd549_tf_placement::check,
     gd570_memory_growth::check,
     gd571_sanitizer_report::check,
 ];

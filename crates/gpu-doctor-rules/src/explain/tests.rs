@@ -753,6 +753,23 @@ fn families_learnt_from_the_eleventh_blind_sample() {
         assert_eq!(got[0].1, Cause::CudnnError, "{got:?}");
         assert_eq!(got.len(), 2, "{got:?}");
     }
+    // TensorFlow's placer: an op without a GPU kernel is the model's placement; no GPU at
+    // all is a warning that a missing library printed before it outranks.
+    assert_eq!(
+        codes(
+            "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation MatMul: Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices is available.\n"
+        )[0],
+        ("GD549".to_owned(), Cause::Other, Severity::Error)
+    );
+    let no_gpu = "InvalidArgumentError: Cannot assign a device for operation a: Could not satisfy explicit device specification '/device:GPU:0' because no devices matching that specification are registered in this process; available devices: /job:localhost/replica:0/task:0/device:CPU:0\n";
+    assert_eq!(
+        codes(no_gpu)[0],
+        ("GD549".to_owned(), Cause::EnvVisibleDevices, Severity::Warn)
+    );
+    let got = codes(&format!(
+        "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file\n{no_gpu}"
+    ));
+    assert_eq!(got[0].0, "GD543", "{got:?}");
     // TensorRT next to another missing library is noise, as before.
     let got = codes(
         "Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file\nCould not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file\n",
