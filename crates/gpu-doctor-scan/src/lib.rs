@@ -152,6 +152,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"torch",
     b"pytorch",
     b"cpuonly",
+    b"_pytorch_select",
+    b"jaxlib",
     // The driver's own version check, also printed by JAX without a CUDA word on the line:
     // `kernel version 515.48.7 does not match DSO version 510.73.5`.
     b"kernel version ",
@@ -278,6 +280,8 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'K'
                 | b'O'
                 | b'k'
+                | b'_'
+                | b'j'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
 }

@@ -142,6 +142,13 @@ regex!(
     r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\))"
 );
 regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? failed");
+// The C library's `assert` in host code (`python3: ./src/cuda.c:36: check_error: Assertion
+// `0' failed.`): a program giving up after a CUDA error, not a kernel's assert (which names
+// its block and thread).
+regex!(
+    RE_HOST_ASSERT,
+    r"^[\w.-]+: \S+\.(?:c|cc|cpp|cxx):\d+: [^\[]*Assertion "
+);
 regex!(
     RE_ASSERT_LOCATION,
     r"([\w./\\-]+\.cuh?):(\d+):\s*(.*?):?\s*block: \["
@@ -168,6 +175,10 @@ regex!(RE_SM, r"capability (sm_\d+) is not compatible");
 regex!(
     RE_TF_PLACED_OP,
     r"Cannot assign a device (?:for operation|to node) '?([^':\s]+)"
+);
+regex!(
+    RE_NGC_DRIVER,
+    r"built for NVIDIA Driver Release ([\d.]+) or later"
 );
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
@@ -361,13 +372,18 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
             Framework::Tensorflow => "tensorflow",
             _ => "pytorch",
         }
+    } else if text.starts_with("jaxlib") && (text.contains("cpu_") || text.contains("-cpu")) {
+        // conda's plan or listing: `jaxlib  conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h...`.
+        "jax"
     } else if text.starts_with("cpuonly ")
+        // conda's `_pytorch_select 0.1 cpu_0`, the metapackage that picks the CPU build.
+        || (text.starts_with("_pytorch_select") && text.contains("cpu_"))
         || ((text.starts_with("pytorch ")
             || text.starts_with("torch ")
             || text.starts_with("torch=="))
             && (text.contains("+cpu") || text.contains("_cpu_")))
     {
-        if text.contains("_cpu_") || text.starts_with("cpuonly") {
+        if text.contains("_cpu_") || text.starts_with("cpuonly") || text.starts_with("_pytorch") {
             "conda"
         } else {
             "pytorch"
@@ -392,8 +408,11 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         DriverInstallOutcome::SameVersionInstalled
     } else if text.contains("appears to already be loaded in your kernel") {
         DriverInstallOutcome::ModuleLoaded
-    } else if text.starts_with("ERROR:")
-        && (ctx.in_driver_installer || text.contains("dkms") || text.contains("kernel module"))
+    } else if (text.starts_with("ERROR:")
+        && (ctx.in_driver_installer || text.contains("dkms") || text.contains("kernel module")))
+        // DKMS cannot rebuild the module for a new kernel from a broken source tree:
+        // `File: /var/lib/dkms/nvidia/390.48/source/dkms.conf does not exist.`
+        || (text.contains("/dkms/nvidia") && text.contains("dkms.conf does not exist"))
     {
         DriverInstallOutcome::Failed
     } else {
@@ -623,7 +642,9 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         // "no kernel image" is also a CUDA error; the env observation says it all.
         return found;
     }
-    if let Some(c) = RE_ASSERT.captures(text) {
+    if let Some(c) = RE_ASSERT.captures(text)
+        && !RE_HOST_ASSERT.is_match(text)
+    {
         let assertion = c[1].trim().to_owned();
         let location = RE_ASSERT_LOCATION.captures(text).map(|l| {
             let file = l[1].rsplit(['/', '\\']).next().unwrap_or(&l[1]).to_owned();
@@ -1059,6 +1080,14 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         return Some((o, false));
     }
     let lower_has_oom = text.contains("out of memory") || text.contains("Out of memory");
+    // PyTorch's bare form when an allocation fails outside its usual message (ComfyUI's
+    // model loader, `torch.empty` on a full GPU): `torch.OutOfMemoryError: Allocation on
+    // device`.
+    if text.contains("OutOfMemoryError: Allocation on device") {
+        o.framework = Some(Framework::Pytorch);
+        o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
     if lower_has_oom && (text.contains("RESOURCE_EXHAUSTED") || text.contains("ResourceExhausted"))
     {
         o.framework = fw_line.or(ctx.last_framework);
@@ -1370,8 +1399,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("needs sm_{}", c[1].replace('.', ""))),
         ));
     }
-    // TensorFlow's session option names a GPU the process does not have.
-    if text.contains("'visible_device_list' listed an invalid GPU id") {
+    // TensorFlow's session option names a GPU the process does not have; MXNet's engine the
+    // same (`Invalid GPU Id: 1, Valid device id should be less than device_count: 1`).
+    if text.contains("'visible_device_list' listed an invalid GPU id")
+        || text.contains("Invalid GPU Id:")
+    {
         return Some((EnvKind::VisibleDevices, None));
     }
     // nvidia-smi with NVML up but no GPU in its list; Slurm's slurmd finding none of the GPUs
@@ -1395,6 +1427,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     if let Some(c) = RE_DRIVER_FOUND.captures(text) {
         return Some((EnvKind::DriverTooOld, Some(c[1].to_owned())));
+    }
+    // NVIDIA's NGC containers check the driver at start-up: `ERROR: This container was built
+    // for NVIDIA Driver Release 450.51 or later, but` (the version found is on the next line).
+    if let Some(c) = RE_NGC_DRIVER.captures(text) {
+        return Some((
+            EnvKind::DriverTooOld,
+            Some(format!("the container needs driver {} or later", &c[1])),
+        ));
     }
     if text.contains("older than the")
         && let Some(c) = RE_XLA_DRIVER_OLDER.captures(text)
@@ -1469,6 +1509,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     if text.contains("no kernel image is available for execution")
+        // llama.cpp: `ggml-cuda was compiled without support for the current GPU architecture`.
+        || text.contains("compiled without support for the current GPU architecture")
         // cudaErrorInvalidKernelImage (200), as TensorFlow's start-up words it on a GPU newer
         // than its CUDA: `Status: device kernel image is invalid`.
         || text.contains("device kernel image is invalid")

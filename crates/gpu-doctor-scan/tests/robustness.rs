@@ -88,6 +88,11 @@ const PIECES: &[&[u8]] = &[
     b"include/socket.h:344 WARN ",
     b"h:1:2 [",
     b":99999999999999999999 WARN failed",
+    b"_pytorch_select           0.1                       cpu_0",
+    b"  jaxlib             conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h7146453_1",
+    b"python3: ./src/cuda.c:36: check_error: Assertion `0' failed.",
+    b"Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1",
+    b"Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices",
     b"CUBLAS error: 99999999999999999999",
 ];
 

@@ -157,6 +157,21 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         }
     }
 
+    // In a container the job's PID is not the one NVML reports, so PyTorch names the job
+    // itself as `Process N has X memory in use` and prints no "this process" clause. A listed
+    // process that holds this job's reservation plus at most 1.5 GiB (its CUDA context) is the
+    // job itself.
+    if info.this_process_bytes.is_none()
+        && let Some(mine) = info.reserved_total_bytes
+        && let Some(own) = info
+            .other_processes
+            .iter()
+            .position(|(_, b)| *b >= mine && *b - mine <= 3 * (512 * MIB))
+    {
+        let (_, bytes) = info.other_processes.remove(own);
+        info.this_process_bytes = Some(bytes);
+    }
+
     let gpu = info.gpu.map(GpuIndex);
     let live_device =
         live.and_then(|s| s.devices.iter().find(|d| gpu.is_none_or(|g| d.index == g)));

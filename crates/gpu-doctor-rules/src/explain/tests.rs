@@ -777,3 +777,60 @@ fn families_learnt_from_the_eleventh_blind_sample() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0].2, Severity::Error);
 }
+
+#[test]
+fn families_learnt_from_the_twelfth_blind_sample() {
+    let cases: [(&str, Cause); 7] = [
+        (
+            "_pytorch_select           0.1                       cpu_0  \n",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "  jaxlib             conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h7146453_1\n",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "ERROR: This container was built for NVIDIA Driver Release 450.51 or later, but\n       version 440.33.01 was detected and compatibility mode is UNAVAILABLE.\n\n       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]\n",
+            Cause::EnvDriverTooOld,
+        ),
+        (
+            "mxnet.base.MXNetError: [13:48:30] src/engine/threaded_engine.cc:320: Check failed: exec_ctx.dev_id < device_count_ (1 vs. 1) Invalid GPU Id: 1, Valid device id should be less than device_count: 1\n",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "ERROR: ggml-cuda was compiled without support for the current GPU architecture.\n",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "$ dkms status\nError! Could not locate dkms.conf file.\nFile: /var/lib/dkms/nvidia/390.48/source/dkms.conf does not exist.\n",
+            Cause::EnvNoDriver,
+        ),
+        // A host-side C assert after a CUDA error is the program giving up, not a kernel's.
+        (
+            "102 CUDA Error: out of memory\npython3: ./src/cuda.c:36: check_error: Assertion `0' failed.\n",
+            Cause::OomCapacity,
+        ),
+    ];
+    for (text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+    // The NGC container's own check names the driver it needs; the 804 after it is its echo.
+    let ngc = explain_text(
+        b"ERROR: This container was built for NVIDIA Driver Release 450.51 or later, but\n       version 440.33.01 was detected and compatibility mode is UNAVAILABLE.\n\n       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]\n",
+    );
+    assert!(!ngc[0].message.contains("804"), "{:?}", ngc[0].message);
+    // PyTorch's bare OOM form is an OOM.
+    assert!(
+        codes("torch.OutOfMemoryError: Allocation on device\n")[0]
+            .1
+            .is_oom()
+    );
+    // PyTorch 2.1 in a container lists the job itself as `Process N`: its memory is this
+    // job's reservation plus its CUDA context, so the 12 GiB reserved but unallocated is
+    // fragmentation, not another process.
+    let own = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacty of 47.54 GiB of which 11.00 GiB is free. Process 445260 has 36.53 GiB memory in use. Of the allocated memory 23.57 GiB is allocated by PyTorch, and 12.12 GiB is reserved by PyTorch but unallocated.\n";
+    assert_eq!(codes(own)[0].1, Cause::OomFragmentation);
+    // A process holding far more than the job's reservation is someone else.
+    let other = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacty of 47.54 GiB of which 1.00 GiB is free. Process 445260 has 30.00 GiB memory in use. Of the allocated memory 15.00 GiB is allocated by PyTorch, and 0.50 GiB is reserved by PyTorch but unallocated.\n";
+    assert_eq!(codes(other)[0].1, Cause::OomOtherProcess);
+}
