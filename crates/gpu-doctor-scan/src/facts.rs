@@ -179,6 +179,8 @@ pub enum EnvKind {
 pub mod detail {
     /// Starts the detail of XLA's warning that the driver is older than its PTX compiler.
     pub const XLA_PTX_COMPILER: &str = "XLA's PTX compiler";
+    /// JAX before 0.4.14 fell back to the CPU (`No GPU/TPU found, falling back to CPU`).
+    pub const JAX_CPU_FALLBACK: &str = "JAX fell back to the CPU";
     /// NVRTC rejected a compile option (`NVRTC_ERROR_INVALID_OPTION`).
     pub const NVRTC_OPTION: &str = "NVRTC rejected an option";
 }
@@ -284,6 +286,11 @@ pub enum ObsKind {
         gsp: bool,
         pci: Option<String>,
     },
+    /// The driver refuses work until the GPU is reset: `NVRM: nvAssertOkFailedNoLog:
+    /// Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
+    GpuResetRequired {
+        pci: Option<String>,
+    },
     /// TensorFlow could not place an operation on the device asked for: `Could not satisfy
     /// explicit device specification '/device:GPU:0' because no supported kernel for GPU
     /// devices is available` (or no GPU is registered at all).
@@ -353,6 +360,7 @@ impl ObsKind {
             ObsKind::DriverInstall { .. } => "driver_install",
             ObsKind::IommuFault { .. } => "iommu_fault",
             ObsKind::TfPlacement { .. } => "tf_placement",
+            ObsKind::GpuResetRequired { .. } => "gpu_reset_required",
             ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }

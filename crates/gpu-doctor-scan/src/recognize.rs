@@ -1320,6 +1320,29 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // NVML's own library did not load (the Kubernetes device plugin, DCGM): libnvidia-ml.
+    // A driver library that is there but empty (an image committed from a WSL container, a
+    // broken copy): `ldconfig: File /usr/lib/x86_64-linux-gnu/libcuda.so.1 is empty, not
+    // checked.`
+    if text.contains("is empty, not checked")
+        && let Some(c) = RE_LIB.captures(text)
+    {
+        return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
+    }
+    // ollama found the driver's library but no GPU through it: the driver is not working.
+    if text.contains("no nvidia devices detected by library") {
+        return Some((
+            EnvKind::NoDriver,
+            Some("the driver's library finds no GPU".to_owned()),
+        ));
+    }
+    // JAX before 0.4.14 when no GPU backend started, most often a CPU-only jaxlib: `No
+    // GPU/TPU found, falling back to CPU.` (an earlier error, if any, says why otherwise).
+    if text.contains("No GPU/TPU found, falling back to CPU") {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(detail::JAX_CPU_FALLBACK.to_owned()),
+        ));
+    }
     if text.contains("could not load NVML library") {
         return Some((EnvKind::LibMissing, Some("libnvidia-ml.so.1".to_owned())));
     }
@@ -1960,6 +1983,11 @@ fn kernel(text: &str) -> Option<ObsKind> {
             pci: pci(),
             detail: Some(text.chars().take(200).collect()),
         });
+    }
+    // The driver's status for a GPU that takes no work until it is reset (after an
+    // uncontained error): `Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
+    if text.contains("NV_ERR_RESET_REQUIRED") {
+        return Some(ObsKind::GpuResetRequired { pci: pci() });
     }
     // The driver dumps its GSP RPC history when a call to the GPU's firmware times out or
     // fails (Xid 119/120); the dump may be all that was copied.

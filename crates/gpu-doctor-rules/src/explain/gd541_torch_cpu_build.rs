@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::{EnvKind, Observation};
+use gpu_doctor_scan::{EnvKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD541",
@@ -45,6 +45,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("tensorflow") => tensorflow(&hits),
         Some("conda") => conda(&hits),
         Some("jax") => jax(&hits),
+        Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
         _ => pytorch(&hits),
     };
     vec![Hit {
@@ -115,6 +116,29 @@ fn jax(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Check the result",
         Some("python -c \"import jax; print(jax.devices())\"".to_owned()),
+        None,
+    )
+}
+
+/// JAX before 0.4.14 said only that it found no GPU: a CPU-only jaxlib most often, else a CUDA
+/// jaxlib whose backend failed (its error is printed before, and ranks first).
+fn jax_fallback(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "JAX found no GPU and fell back to the CPU: most often the installed jaxlib is the CPU-only build (a plain `pip install jax`); with a CUDA jaxlib, an error printed before this says why its GPU backend did not start.",
+        0.6,
+        hits,
+    )
+    .with_remedy(
+        "See which jaxlib is installed: a CUDA build names cuda in its version or has the jax-cuda plugin",
+        Some("pip list 2>/dev/null | grep -i -E '^jax'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Install JAX with its CUDA plugin and libraries",
+        Some("pip install -U 'jax[cuda12]'".to_owned()),
         None,
     )
 }

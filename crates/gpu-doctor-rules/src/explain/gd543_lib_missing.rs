@@ -168,7 +168,7 @@ pub(crate) const DRIVER_LIBRARY: &str = "The NVIDIA driver's own library";
 /// libcuda or libnvidia-ml, which come with the driver rather than with CUDA.
 fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
     let message = format!(
-        "{DRIVER_LIBRARY} {lib} cannot be loaded: the driver is not installed, or its libraries are not where the loader looks (a container started without the NVIDIA runtime, WSL's /usr/lib/wsl/lib, a broken symlink)."
+        "{DRIVER_LIBRARY} {lib} cannot be loaded: the driver is not installed, or its libraries are not where the loader looks (a container started without the NVIDIA runtime, WSL's /usr/lib/wsl/lib, a broken symlink, an empty copy baked into an image)."
     );
     finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.8, hits)
         .with_remedy(

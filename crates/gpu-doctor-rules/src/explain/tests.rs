@@ -834,3 +834,43 @@ fn families_learnt_from_the_twelfth_blind_sample() {
     let other = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total capacty of 47.54 GiB of which 1.00 GiB is free. Process 445260 has 30.00 GiB memory in use. Of the allocated memory 15.00 GiB is allocated by PyTorch, and 0.50 GiB is reserved by PyTorch but unallocated.\n";
     assert_eq!(codes(other)[0].1, Cause::OomOtherProcess);
 }
+
+#[test]
+fn families_learnt_from_the_thirteenth_blind_sample() {
+    let cases: [(&str, &str, Cause); 4] = [
+        (
+            "Aug 29 12:00:56 linux ollama[12550]: time=2025-08-29T12:00:56.249+02:00 level=INFO source=gpu.go:604 msg=\"no nvidia devices detected by library /usr/lib64/libcuda.so.575.64.05\"\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        (
+            "2022-11-30 12:50:08,211 - jax._src.lib.xla_bridge - WARNING - No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "/sbin/ldconfig.real: File /usr/lib/x86_64-linux-gnu/libcuda.so.1 is empty, not checked.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // The GPU refusing work until it is reset explains the "busy or unavailable" error.
+        (
+            "torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827\n",
+            "GD202",
+            Cause::HwXid,
+        ),
+    ];
+    for (text, code, cause) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first().map(|c| (c.0.as_str(), c.1)),
+            Some((code, cause)),
+            "{text}"
+        );
+    }
+    // With a driver/DSO mismatch printed before it, JAX's fallback is that mismatch's echo.
+    let got = codes(
+        "kernel version 515.48.7 does not match DSO version 510.73.5 -- cannot find working devices in this configuration\nNo GPU/TPU found, falling back to CPU.\n",
+    );
+    assert_eq!(got[0].1, Cause::EnvNvmlMismatch, "{got:?}");
+}
