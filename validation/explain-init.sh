@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Second validation of `gpu-doctor explain` on a real GPU: failures while another process holds
 # the whole GPU (a fresh PyTorch, CuPy and JAX process cannot create its CUDA context), and a
-# CPU allocation the host cannot give. Saves what each printed and runs `explain` on it (text,
+# CPU allocation the host cannot give, and the fragmentation failure in a PID namespace of its
+# own (as in a container). Saves what each printed and runs `explain` on it (text,
 # --json, and --live while the holder still runs). Never changes GPU settings. About 2 minutes.
 #
 #   OUT=/tmp/out validation/explain-init.sh   (from the repo root, after cargo build --release)
@@ -36,4 +37,13 @@ for c in torch_init_beside_full cupy_init_beside_full jax_init_beside_full; do
   explain "$c" --live
 done
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
+# The fragmentation failure again, in a PID namespace of its own, as in a container: NVML
+# reports the job under its host PID, so PyTorch cannot tell it is the job and lists it as
+# `Process N has X memory in use` with no "this process" clause. Needs unshare (as root, or
+# with user namespaces).
+if command -v unshare > /dev/null; then
+  step torch_frag_pid_namespace 120 sh -c "unshare --pid --fork --mount-proc $PY validation/explain/errors.py torch_frag || unshare --user --map-root-user --pid --fork --mount-proc $PY validation/explain/errors.py torch_frag"
+  explain torch_frag_pid_namespace
+fi
 echo "done; summary in $DIR/summary.txt" | tee -a "$LOG"
