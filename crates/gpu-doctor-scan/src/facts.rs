@@ -181,6 +181,13 @@ pub mod detail {
     pub const XLA_PTX_COMPILER: &str = "XLA's PTX compiler";
     /// JAX before 0.4.14 fell back to the CPU (`No GPU/TPU found, falling back to CPU`).
     pub const JAX_CPU_FALLBACK: &str = "JAX fell back to the CPU";
+    /// TensorFlow has no kernels for the GPU's compute capability and JIT-compiles its PTX.
+    pub const PTX_JIT_ONLY: &str = "only PTX to JIT-compile for";
+    /// onnxruntime lists no CUDA provider: its CPU-only package is installed (or shadows the
+    /// GPU one).
+    pub const ONNXRUNTIME_CPU: &str = "onnxruntime";
+    /// The container runtime refused `NVIDIA_VISIBLE_DEVICES` from an unprivileged container.
+    pub const VISIBLE_DEVICES_ENVVAR_REFUSED: &str = "NVIDIA_VISIBLE_DEVICES refused";
     /// NVRTC rejected a compile option (`NVRTC_ERROR_INVALID_OPTION`).
     pub const NVRTC_OPTION: &str = "NVRTC rejected an option";
 }

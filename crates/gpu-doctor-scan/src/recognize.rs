@@ -180,6 +180,10 @@ regex!(
     RE_NGC_DRIVER,
     r"built for NVIDIA Driver Release ([\d.]+) or later"
 );
+regex!(
+    RE_TF_NO_KERNEL_BINARIES,
+    r"not built with CUDA kernel binaries compatible with compute capability (\d+)\.(\d+)"
+);
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
 // The memory module a host ECC error names: `P2-DIMMF1`, `CPU_SrcID#0_Ha#0_Chan#1_DIMM#0`.
@@ -1357,6 +1361,38 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some("its PTX could not be compiled for this GPU".to_owned()),
         ));
     }
+    // TensorFlow without kernels for the GPU's compute capability, JIT-compiling its PTX (slow
+    // start-up, and no kernels at all where no PTX fits): `TensorFlow was not built with CUDA
+    // kernel binaries compatible with compute capability 9.0.`
+    if let Some(c) = RE_TF_NO_KERNEL_BINARIES.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
+        ));
+    }
+    // onnxruntime's CPU-only package (alone, or installed beside onnxruntime-gpu and
+    // shadowing it): `Specified provider 'CUDAExecutionProvider' is not in available provider
+    // names. Available providers: 'AzureExecutionProvider, CPUExecutionProvider'`.
+    if text.contains("CUDAExecutionProvider") && text.contains("is not in available provider names")
+    {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(detail::ONNXRUNTIME_CPU.to_owned()),
+        ));
+    }
+    // The NVIDIA container runtime, configured to read the GPU list from volume mounts,
+    // refuses the environment variable in an unprivileged container.
+    if text.contains("insufficient privileges to read device list from NVIDIA_VISIBLE_DEVICES") {
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::VISIBLE_DEVICES_ENVVAR_REFUSED.to_owned()),
+        ));
+    }
+    // nvidia-docker 1's check of the image's CUDA against the driver's: `Error: unsupported
+    // CUDA version: driver 7.0 < image 7.5`.
+    if text.contains("unsupported CUDA version: driver") {
+        return Some((EnvKind::DriverTooOld, None));
+    }
     // JAX with a CPU-only jaxlib on a machine with a GPU: `An NVIDIA GPU may be present on
     // this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.`
     if text.contains("CUDA-enabled jaxlib is not installed") {
@@ -1875,6 +1911,8 @@ fn nccl(text: &str) -> Option<NcclInfo> {
     }
     if text.contains("NCCL communicator was aborted")
         || text.contains("NCCL error")
+        // Paddle: `(External)  Nccl error, unhandled cuda error`.
+        || text.contains("Nccl error")
         || text.contains("NCCL Error")
     {
         return Some(NcclInfo {

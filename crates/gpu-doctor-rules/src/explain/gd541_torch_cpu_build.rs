@@ -46,6 +46,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("conda") => conda(&hits),
         Some("jax") => jax(&hits),
         Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
+        Some(d) if d == detail::ONNXRUNTIME_CPU => onnxruntime(&hits),
         _ => pytorch(&hits),
     };
     vec![Hit {
@@ -139,6 +140,29 @@ fn jax_fallback(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Install JAX with its CUDA plugin and libraries",
         Some("pip install -U 'jax[cuda12]'".to_owned()),
+        None,
+    )
+}
+
+/// onnxruntime offers no CUDA provider: the CPU-only `onnxruntime` package is installed, alone
+/// or beside `onnxruntime-gpu`, whose files it then overwrites.
+fn onnxruntime(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "onnxruntime has no CUDA provider: the CPU-only `onnxruntime` package is what Python loads (alone, or installed beside onnxruntime-gpu and overwriting its files).",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Remove both packages and install only the GPU one",
+        Some("pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu".to_owned()),
+        Some("a package that depends on `onnxruntime` pulls the CPU one back in: install it first, then the steps above".to_owned()),
+    )
+    .with_remedy(
+        "Check the result",
+        Some("python -c \"import onnxruntime as ort; print(ort.get_available_providers())\"".to_owned()),
         None,
     )
 }

@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::{EnvKind, Observation};
+use gpu_doctor_scan::{EnvKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD542",
@@ -42,6 +42,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         return Vec::new();
     };
     let sm = env_detail(&hits);
+    if let Some(arch) = sm
+        .as_deref()
+        .and_then(|d| d.strip_prefix(detail::PTX_JIT_ONLY))
+    {
+        return vec![ptx_jit_only(&hits, arch.trim())];
+    }
     // "needs sm_80": the software asks for kernels of a newer architecture than this GPU has.
     if let Some(needed) = sm.as_deref().and_then(|d| d.strip_prefix("needs ")) {
         return vec![needs_newer_gpu(&hits, needed)];
@@ -144,6 +150,35 @@ fn needs_newer_gpu(hits: &[&Observation], needed: &str) -> Hit {
             Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
             None,
         );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
+/// TensorFlow has no compiled kernels for the GPU but PTX it can JIT-compile: the job runs, after
+/// a start-up that can take half an hour (the driver caches the result).
+fn ptx_jit_only(hits: &[&Observation], arch: &str) -> Hit {
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Warn,
+        format!(
+            "The installed TensorFlow has no compiled kernels for this GPU ({arch}): it JIT-compiles them from PTX at start-up, which can take 30 minutes or more (then cached), and any kernel without PTX will not run."
+        ),
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Install a TensorFlow build whose kernels include this GPU's architecture (a newer release, or NVIDIA's NGC container)",
+        Some("pip install -U 'tensorflow[and-cuda]'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Meanwhile, give the JIT cache room so the compilation happens once",
+        Some("export CUDA_CACHE_MAXSIZE=4294967296".to_owned()),
+        None,
+    );
     Hit {
         finding: f,
         seq: hits[0].seq,

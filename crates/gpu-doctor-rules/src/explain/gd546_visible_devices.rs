@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::{EnvKind, Observation};
+use gpu_doctor_scan::{EnvKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD546",
@@ -54,6 +54,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("duplicate GPU") => Some(duplicate_gpu),
         Some("no GPU enumerated") => Some(none_enumerated),
         Some("container without GPUs") => Some(container_without_gpus),
+        Some(d) if d == detail::VISIBLE_DEVICES_ENVVAR_REFUSED => Some(envvar_refused),
         _ => None,
     };
     if let Some(finding) = special {
@@ -153,6 +154,30 @@ fn container_without_gpus(hits: &[&Observation]) -> Finding {
         "If docker does not know the runtime, install the NVIDIA container toolkit and register it",
         Some("sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker".to_owned()),
         Some("`docker info | grep -i runtime` should list nvidia".to_owned()),
+    )
+}
+
+/// The NVIDIA container runtime reads the GPU list from volume mounts (the device plugin's
+/// `volume-mounts` strategy) and refuses `NVIDIA_VISIBLE_DEVICES` from an unprivileged
+/// container: an image that sets it (NGC's do) cannot start.
+fn envvar_refused(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "The NVIDIA container runtime refused NVIDIA_VISIBLE_DEVICES from this unprivileged container: it is set to take the GPU list from volume mounts only, and the image (NGC images do) sets the variable.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Unset or override the variable in the pod spec so the device plugin's list is used",
+        Some("env: [{name: NVIDIA_VISIBLE_DEVICES, value: \"\"}]  # or remove it from the image".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Or let the runtime accept the variable from unprivileged containers",
+        Some("accept-nvidia-visible-devices-envvar-when-unprivileged = true  # /etc/nvidia-container-runtime/config.toml".to_owned()),
+        Some("this lets any pod ask for any GPU: keep it off on shared clusters".to_owned()),
     )
 }
 

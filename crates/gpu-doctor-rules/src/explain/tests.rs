@@ -874,3 +874,51 @@ fn families_learnt_from_the_thirteenth_blind_sample() {
     );
     assert_eq!(got[0].1, Cause::EnvNvmlMismatch, "{got:?}");
 }
+
+#[test]
+fn families_learnt_from_the_fourteenth_blind_sample() {
+    let cases: [(&str, &str, Cause, Severity); 5] = [
+        (
+            "TensorFlow was not built with CUDA kernel binaries compatible with compute capability 9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+            Severity::Warn,
+        ),
+        (
+            "Specified provider 'CUDAExecutionProvider' is not in available provider names. Available providers: 'AzureExecutionProvider, CPUExecutionProvider'\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+            Severity::Error,
+        ),
+        (
+            "error: insufficient privileges to read device list from NVIDIA_VISIBLE_DEVICES envvar\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+            Severity::Error,
+        ),
+        (
+            "nvidia-docker | 2016/06/07 18:49:33 Error: unsupported CUDA version: driver 7.0 < image 7.5\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+            Severity::Error,
+        ),
+        (
+            "OSError: (External)  Nccl error, unhandled cuda error  (at /paddle/paddle/fluid/platform/collective_helper.cc:100)\n",
+            "GD530",
+            Cause::NcclError,
+            Severity::Error,
+        ),
+    ];
+    for (text, code, cause, severity) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first(),
+            Some(&(code.to_owned(), cause, severity)),
+            "{text}"
+        );
+    }
+    let jit = explain_text(
+        b"TensorFlow was not built with CUDA kernel binaries compatible with compute capability 9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.\n",
+    );
+    assert!(jit[0].message.contains("sm_90"), "{}", jit[0].message);
+}
