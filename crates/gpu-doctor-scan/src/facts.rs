@@ -188,6 +188,12 @@ pub mod detail {
     pub const ONNXRUNTIME_CPU: &str = "onnxruntime";
     /// The container runtime refused `NVIDIA_VISIBLE_DEVICES` from an unprivileged container.
     pub const VISIBLE_DEVICES_ENVVAR_REFUSED: &str = "NVIDIA_VISIBLE_DEVICES refused";
+    /// A CPU-only PaddlePaddle (`Cannot use GPU because you have installed CPU version`).
+    pub const PADDLE_CPU: &str = "paddle";
+    /// The container image carries its own copy of the driver's libraries, which the NVIDIA
+    /// container runtime must mount from the host (`mount error: file creation failed: ...
+    /// libnvidia-ml.so.1: file exists`).
+    pub const IMAGE_DRIVER_LIBRARIES: &str = "driver libraries inside the image";
     /// NVRTC rejected a compile option (`NVRTC_ERROR_INVALID_OPTION`).
     pub const NVRTC_OPTION: &str = "NVRTC rejected an option";
 }
@@ -293,6 +299,11 @@ pub enum ObsKind {
         gsp: bool,
         pci: Option<String>,
     },
+    /// The GPU's PCI memory window was not assigned, so the driver cannot probe it: `NVRM:
+    /// This PCI I/O region assigned to your NVIDIA device is invalid: BAR0 is 0M @ 0x0`.
+    PciBarUnassigned {
+        pci: Option<String>,
+    },
     /// The driver refuses work until the GPU is reset: `NVRM: nvAssertOkFailedNoLog:
     /// Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
     GpuResetRequired {
@@ -368,6 +379,7 @@ impl ObsKind {
             ObsKind::IommuFault { .. } => "iommu_fault",
             ObsKind::TfPlacement { .. } => "tf_placement",
             ObsKind::GpuResetRequired { .. } => "gpu_reset_required",
+            ObsKind::PciBarUnassigned { .. } => "pci_bar_unassigned",
             ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }

@@ -153,6 +153,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"pytorch",
     b"cpuonly",
     b"_pytorch_select",
+    // Ultralytics' start-up banner, which names the torch build (`torch-2.1.0+cpu`).
+    b"Ultralytics ",
     b"jaxlib",
     // The driver's own version check, also printed by JAX without a CUDA word on the line:
     // `kernel version 515.48.7 does not match DSO version 510.73.5`.
@@ -282,6 +284,7 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'k'
                 | b'_'
                 | b'j'
+                | b'U'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
 }

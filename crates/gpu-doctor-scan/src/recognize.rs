@@ -184,6 +184,14 @@ regex!(
     RE_TF_NO_KERNEL_BINARIES,
     r"not built with CUDA kernel binaries compatible with compute capability (\d+)\.(\d+)"
 );
+regex!(
+    RE_PTXAS_REQUIRES_TARGET,
+    r"requires \.target sm_(\d+) or higher"
+);
+regex!(
+    RE_COMPILED_RUNNING,
+    r"[Cc]ompiled against (cuBLASLt|cuBLAS|cuDNN|CUDA) ([\d.]+) but running against (cuBLASLt|cuBLAS|cuDNN|CUDA) ([\d.]+\d)"
+);
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
 // The memory module a host ECC error names: `P2-DIMMF1`, `CPU_SrcID#0_Ha#0_Chan#1_DIMM#0`.
@@ -376,6 +384,10 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
             Framework::Tensorflow => "tensorflow",
             _ => "pytorch",
         }
+    } else if text.starts_with("Ultralytics ") && text.contains("+cpu") {
+        // Ultralytics' banner names the torch build: `Ultralytics YOLOv8.1.3 🚀 Python-3.10.11
+        // torch-2.1.0+cpu` (a CUDA build shows `+cu121 CUDA:0 (...)`).
+        "pytorch"
     } else if text.starts_with("jaxlib") && (text.contains("cpu_") || text.contains("-cpu")) {
         // conda's plan or listing: `jaxlib  conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h...`.
         "jax"
@@ -1370,6 +1382,40 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
         ));
     }
+    // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`
+    if text.contains("installed CPU version PaddlePaddle") {
+        return Some((EnvKind::TorchCpuBuild, Some(detail::PADDLE_CPU.to_owned())));
+    }
+    // CUDA's assembler refusing an instruction this GPU lacks (bf16 before sm_80): `ptxas ...
+    // error : Feature 'cvt.bf16.f32' requires .target sm_80 or higher`.
+    if let Some(c) = RE_PTXAS_REQUIRES_TARGET.captures(text) {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("needs sm_{}", &c[1])),
+        ));
+    }
+    // TensorRT's check of the cuBLAS/cuDNN it loaded: `Myelin (Compiled against cuBLASLt
+    // 11.9.2.0 but running against cuBLASLt 11.2.1.0.)`.
+    if let Some(c) = RE_COMPILED_RUNNING.captures(text) {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("{} {} (built with {})", &c[3], &c[4], &c[2])),
+        ));
+    }
+    // XLA's NCCL collectives without a loadable NCCL: `ncclGetUniqueId(&id) failed: Unable to
+    // load NCCL library`.
+    if text.contains("Unable to load NCCL library") {
+        return Some((EnvKind::LibMissing, Some("libnccl".to_owned())));
+    }
+    // The image carries the driver's libraries that the runtime mounts from the host:
+    // `nvidia-container-cli: mount error: file creation failed: .../libnvidia-ml.so.1: file
+    // exists`.
+    if text.contains("nvidia-container-cli: mount error") && text.contains("file exists") {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(detail::IMAGE_DRIVER_LIBRARIES.to_owned()),
+        ));
+    }
     // onnxruntime's CPU-only package (alone, or installed beside onnxruntime-gpu and
     // shadowing it): `Specified provider 'CUDAExecutionProvider' is not in available provider
     // names. Available providers: 'AzureExecutionProvider, CPUExecutionProvider'`.
@@ -2021,6 +2067,9 @@ fn kernel(text: &str) -> Option<ObsKind> {
             pci: pci(),
             detail: Some(text.chars().take(200).collect()),
         });
+    }
+    if text.contains("PCI I/O region assigned to your NVIDIA device is invalid") {
+        return Some(ObsKind::PciBarUnassigned { pci: pci() });
     }
     // The driver's status for a GPU that takes no work until it is reset (after an
     // uncontained error): `Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.

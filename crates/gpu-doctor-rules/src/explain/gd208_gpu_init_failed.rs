@@ -9,11 +9,12 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD208",
     name: "gpu-init-failed",
     cause: Some(Cause::HwXid),
-    summary: "The driver could not initialize a GPU (RmInitAdapter failed, GSP firmware did not start)",
+    summary: "The driver could not initialize a GPU (RmInitAdapter failed, GSP firmware did not start, no PCI memory window)",
     body: r"## What it does
 Finds `NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x..)` and `rm_init_adapter failed`, and
 tells apart the GSP firmware failing to start (`Cannot initialize GSP firmware RM`,
-`kgspInitRm_IMPL: ... cannot initialize GSP-RM`).
+`kgspInitRm_IMPL: ... cannot initialize GSP-RM`) and a GPU whose PCI memory window was never
+assigned (`This PCI I/O region assigned to your NVIDIA device is invalid: BAR0 is 0M @ 0x0`).
 
 ## Why is this bad?
 The kernel module is loaded but the GPU is not usable: nvidia-smi does not list it and CUDA
@@ -37,6 +38,14 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    // An unassigned PCI window explains the failed probe that follows it.
+    let bar = observations_where(input, |k| matches!(k, ObsKind::PciBarUnassigned { .. }));
+    if let Some(first) = bar.first() {
+        return vec![Hit {
+            finding: bar_unassigned(&bar),
+            seq: first.seq,
+        }];
+    }
     let hits = observations_where(input, |k| matches!(k, ObsKind::GpuInitFailed { .. }));
     let Some(first) = hits.first() else {
         return Vec::new();
@@ -99,5 +108,42 @@ fn init_failed(hits: &[&Observation], at: &str) -> Finding {
         "Check the card's power cables and seating; try it in another slot or machine",
         None,
         Some("a driver older than the GPU also fails here: compare with NVIDIA's supported-GPU list".to_owned()),
+    )
+}
+
+/// The firmware or kernel left the GPU's BAR unassigned (large-BAR GPUs behind a BIOS without
+/// "Above 4G decoding", eGPUs, hot-plug): the driver cannot probe it. Not a GPU fault.
+fn bar_unassigned(hits: &[&Observation]) -> Finding {
+    let at = hits
+        .iter()
+        .find_map(|o| match &o.kind {
+            ObsKind::PciBarUnassigned { pci: Some(p) } => Some(format!(" at PCI {p}")),
+            _ => None,
+        })
+        .unwrap_or_default();
+    finding_from(
+        "GD208",
+        Cause::Other,
+        Severity::Error,
+        format!(
+            "The GPU{at} was given no PCI memory window (BAR0 is 0M): the BIOS or the kernel did not assign its address range, so the driver cannot probe it. The GPU and the driver are not at fault."
+        ),
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Let the kernel reassign PCI resources at boot",
+        Some("add pci=realloc=on (or pci=realloc) to the kernel command line, then reboot".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "In the BIOS, enable \"Above 4G decoding\" (and Resizable BAR where offered)",
+        None,
+        Some("eGPUs and large-memory GPUs need address space above 4 GiB".to_owned()),
+    )
+    .with_remedy(
+        "Check what the GPU was given",
+        Some("sudo lspci -vv -s <bus id> | grep -i region".to_owned()),
+        None,
     )
 }

@@ -47,6 +47,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some("jax") => jax(&hits),
         Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
         Some(d) if d == detail::ONNXRUNTIME_CPU => onnxruntime(&hits),
+        Some(d) if d == detail::PADDLE_CPU => paddle(&hits),
         _ => pytorch(&hits),
     };
     vec![Hit {
@@ -163,6 +164,27 @@ fn onnxruntime(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Check the result",
         Some("python -c \"import onnxruntime as ort; print(ort.get_available_providers())\"".to_owned()),
+        None,
+    )
+}
+
+fn paddle(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "The installed PaddlePaddle is the CPU-only package (`paddlepaddle`): it cannot use the GPU whatever the driver.",
+        0.95,
+        hits,
+    )
+    .with_remedy(
+        "Replace it with the GPU package for the CUDA the driver supports",
+        Some("pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu".to_owned()),
+        Some("PaddlePaddle's install page gives the index URL for each CUDA version".to_owned()),
+    )
+    .with_remedy(
+        "Check the result",
+        Some("python -c \"import paddle; paddle.utils.run_check()\"".to_owned()),
         None,
     )
 }

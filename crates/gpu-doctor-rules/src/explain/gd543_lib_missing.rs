@@ -273,6 +273,34 @@ fn nvrtc_option(hits: &[&Observation]) -> Hit {
     }
 }
 
+/// The image carries copies of the driver's libraries (committed from a running container, or
+/// installed by a driver package in the Dockerfile); the NVIDIA container runtime must mount
+/// the host's own there and refuses to overwrite them.
+fn image_driver_libraries(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "The container image carries its own copies of the NVIDIA driver's libraries (libnvidia-ml, libcuda), so the NVIDIA container runtime cannot mount the host's: an image committed from a running GPU container, or one that installs a driver package.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Remove the driver's libraries from the image (and any driver package from its Dockerfile)",
+        Some("RUN rm -f /usr/lib/x86_64-linux-gnu/libnvidia-ml.so* /usr/lib/x86_64-linux-gnu/libcuda.so*".to_owned()),
+        Some("the runtime mounts the host driver's libraries, which must match the host's kernel module".to_owned()),
+    )
+    .with_remedy(
+        "Build images from a Dockerfile rather than `docker commit` of a container that ran with GPUs",
+        None,
+        None,
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
 /// The detail the scanner gives torchvision's and torchaudio's CUDA check.
 const COMPANION_BUILD: &str = "a torchvision/torchaudio build";
 
@@ -308,6 +336,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what == detail::NVRTC_OPTION {
         return nvrtc_option(hits);
+    }
+    if what == detail::IMAGE_DRIVER_LIBRARIES {
+        return image_driver_libraries(hits);
     }
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."

@@ -922,3 +922,62 @@ fn families_learnt_from_the_fourteenth_blind_sample() {
     );
     assert!(jit[0].message.contains("sm_90"), "{}", jit[0].message);
 }
+
+#[test]
+fn families_learnt_from_the_fifteenth_blind_sample() {
+    let cases: [(&str, &str, Cause); 7] = [
+        (
+            "Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu\nAn Error occurred: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if available\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "Cannot use GPU because you have installed CPU version PaddlePaddle.\nIf you want to use GPU, please try to install GPU version PaddlePaddle by: pip install paddlepaddle-gpu\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "ptxas /tmp/compile-ptx-src-ac38de, line 521; error   : Feature 'cvt.bf16.f32' requires .target sm_80 or higher\nptxas fatal   : Ptx assembly aborted due to errors\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "  [TRT] [E] 1: [raiiMyelinGraph.h::RAIIMyelinGraph::24] Error Code 1: Myelin (Compiled against cuBLASLt 11.9.2.0 but running against cuBLASLt 11.2.1.0.)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "custom call 'xla.gpu.reduce_scatter' failed: external/xla/xla/service/gpu/nccl_utils.cc:134: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "[    6.554900] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n               NVRM: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)\n[    6.554916] NVRM: The NVIDIA probe routine failed for 1 device(s).\n[    6.554922] NVRM: None of the NVIDIA devices were initialized.\n",
+            "GD208",
+            Cause::Other,
+        ),
+        (
+            "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/4f79/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+    ];
+    for (text, code, cause) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first().map(|c| (c.0.as_str(), c.1)),
+            Some((code, cause)),
+            "{text}"
+        );
+    }
+    // The Ultralytics banner of a CUDA build is no finding.
+    assert!(codes("Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cu121 CUDA:0 (NVIDIA H200, 143771MiB)\n").is_empty());
+    let tensorrt = explain_text(
+        b"Myelin (Compiled against cuBLASLt 11.9.2.0 but running against cuBLASLt 11.2.1.0.)\n",
+    );
+    assert!(
+        tensorrt[0].message.contains("11.2.1.0"),
+        "{}",
+        tensorrt[0].message
+    );
+}
