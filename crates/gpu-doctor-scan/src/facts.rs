@@ -175,8 +175,30 @@ pub enum EnvKind {
 }
 
 /// Details of an [`ObsKind::Env`] that pick a rule's variant: the scanner writes them and the
-/// rules match on them, so both name them from here.
+/// rules match on them, so both name them from here. (Other details carry a value: a driver
+/// version, an `sm_XX`, a library's file name.)
 pub mod detail {
+    /// The CPU-only build of a framework (GD541's variants).
+    pub const PYTORCH_CPU: &str = "pytorch";
+    pub const TENSORFLOW_CPU: &str = "tensorflow";
+    pub const CONDA_CPU: &str = "conda";
+    pub const JAX_CPU: &str = "jax";
+    /// The `nvidia_uvm` module is not loaded (CUDA error 999 with a driver present).
+    pub const NVIDIA_UVM: &str = "nvidia_uvm";
+    /// CUDA errors 803 and 804: which libcuda meets which kernel driver.
+    pub const ERROR_803: &str = "error 803";
+    pub const ERROR_804: &str = "error 804";
+    /// GD546's variants.
+    pub const DEVICE_ACCESS_LOST: &str = "device access";
+    pub const JAX_NO_GPU: &str = "JAX found no GPU";
+    pub const CDI_UNRESOLVED: &str = "CDI";
+    pub const DUPLICATE_GPU: &str = "duplicate GPU";
+    pub const NO_GPU_ENUMERATED: &str = "no GPU enumerated";
+    pub const CONTAINER_WITHOUT_GPUS: &str = "container without GPUs";
+    /// Starts the detail of torchvision/torchaudio built for another CUDA than PyTorch.
+    pub const COMPANION_BUILD: &str = "a torchvision/torchaudio build";
+    /// Starts the detail of a CUDA toolkit other than the one PyTorch was built with.
+    pub const CUDA_TOOLKIT: &str = "CUDA toolkit";
     /// Starts the detail of XLA's warning that the driver is older than its PTX compiler.
     pub const XLA_PTX_COMPILER: &str = "XLA's PTX compiler";
     /// JAX before 0.4.14 fell back to the CPU (`No GPU/TPU found, falling back to CPU`).

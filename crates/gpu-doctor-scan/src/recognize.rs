@@ -371,26 +371,26 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     // The question and its answer on one line: `Is TensorFlow built with CUDA?: False`.
     let same_line = text.ends_with("False")
         && (text.contains("built with CUDA") || text.contains("is_built_with_cuda"));
-    let detail = if same_line {
+    let build = if same_line {
         if text.contains("TensorFlow") || text.contains("tf.") {
-            "tensorflow"
+            detail::TENSORFLOW_CPU
         } else {
-            "pytorch"
+            detail::PYTORCH_CPU
         }
     } else if let Some(framework) = asked
         && (text == "False" || text == "None")
     {
         match framework {
-            Framework::Tensorflow => "tensorflow",
-            _ => "pytorch",
+            Framework::Tensorflow => detail::TENSORFLOW_CPU,
+            _ => detail::PYTORCH_CPU,
         }
     } else if text.starts_with("Ultralytics ") && text.contains("+cpu") {
         // Ultralytics' banner names the torch build: `Ultralytics YOLOv8.1.3 🚀 Python-3.10.11
         // torch-2.1.0+cpu` (a CUDA build shows `+cu121 CUDA:0 (...)`).
-        "pytorch"
+        detail::PYTORCH_CPU
     } else if text.starts_with("jaxlib") && (text.contains("cpu_") || text.contains("-cpu")) {
         // conda's plan or listing: `jaxlib  conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h...`.
-        "jax"
+        detail::JAX_CPU
     } else if text.starts_with("cpuonly ")
         // conda's `_pytorch_select 0.1 cpu_0`, the metapackage that picks the CPU build.
         || (text.starts_with("_pytorch_select") && text.contains("cpu_"))
@@ -400,16 +400,16 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
             && (text.contains("+cpu") || text.contains("_cpu_")))
     {
         if text.contains("_cpu_") || text.starts_with("cpuonly") || text.starts_with("_pytorch") {
-            "conda"
+            detail::CONDA_CPU
         } else {
-            "pytorch"
+            detail::PYTORCH_CPU
         }
     } else {
         return None;
     };
     Some(ObsKind::Env {
         env: EnvKind::TorchCpuBuild,
-        detail: Some(detail.to_owned()),
+        detail: Some(build.to_owned()),
     })
 }
 
@@ -1318,7 +1318,10 @@ static RE_PTXAS_ARCH: LazyLock<Regex> =
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // NCCL refusing two ranks on one GPU: the job's device selection, not NCCL, is at fault.
     if text.contains("Duplicate GPU detected") {
-        return Some((EnvKind::VisibleDevices, Some("duplicate GPU".to_owned())));
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::DUPLICATE_GPU.to_owned()),
+        ));
     }
     // nvidia-container-cli asked for a GPU this namespace lacks, or one (a MIG instance, a
     // UUID) that does not exist: `device error: MIG-GPU-.../1/0: unknown device`.
@@ -1332,7 +1335,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if text.contains("were compiled with different CUDA") {
         return Some((
             EnvKind::LibMismatch,
-            Some("a torchvision/torchaudio build for another CUDA than PyTorch's".to_owned()),
+            Some(format!(
+                "{} for another CUDA than PyTorch's",
+                detail::COMPANION_BUILD
+            )),
         ));
     }
     // NVML's own library did not load (the Kubernetes device plugin, DCGM): libnvidia-ml.
@@ -1442,11 +1448,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // JAX with a CPU-only jaxlib on a machine with a GPU: `An NVIDIA GPU may be present on
     // this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.`
     if text.contains("CUDA-enabled jaxlib is not installed") {
-        return Some((EnvKind::TorchCpuBuild, Some("jax".to_owned())));
+        return Some((EnvKind::TorchCpuBuild, Some(detail::JAX_CPU.to_owned())));
     }
     // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
     if text.contains("no supported devices found for platform CUDA") {
-        return Some((EnvKind::VisibleDevices, Some("JAX found no GPU".to_owned())));
+        return Some((EnvKind::VisibleDevices, Some(detail::JAX_NO_GPU.to_owned())));
     }
     // TensorFlow 1's loader: `Couldn't open CUDA library libMIOpen.so. LD_LIBRARY_PATH: ...`
     // (also for ROCm's libraries, which it loads the same way).
@@ -1474,7 +1480,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // podman/CDI: the NVIDIA CDI specification is missing or stale.
     if text.contains("unresolvable CDI devices") {
-        return Some((EnvKind::VisibleDevices, Some("CDI".to_owned())));
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::CDI_UNRESOLVED.to_owned()),
+        ));
     }
     // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line).
     if text.contains("Unable to load cuDNN DSO") {
@@ -1518,7 +1527,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((
             EnvKind::VisibleDevices,
-            Some("no GPU enumerated".to_owned()),
+            Some(detail::NO_GPU_ENUMERATED.to_owned()),
         ));
     }
     // CUDA's assembler does not know the GPU's architecture: the toolkit is older than it.
@@ -1582,13 +1591,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || text.contains("cudaErrorSystemDriverMismatch")
         || text.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH")
     {
-        return Some((EnvKind::DriverTooOld, Some("error 803".to_owned())));
+        return Some((EnvKind::DriverTooOld, Some(detail::ERROR_803.to_owned())));
     }
     if text.contains("forward compatibility was attempted on non supported HW")
         || text.contains("cudaErrorCompatNotSupportedOnDevice")
         || text.contains("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE")
     {
-        return Some((EnvKind::DriverTooOld, Some("error 804".to_owned())));
+        return Some((EnvKind::DriverTooOld, Some(detail::ERROR_804.to_owned())));
     }
     if text.contains("Torch not compiled with CUDA enabled")
         || text.contains("compiled without CUDA support")
@@ -1781,12 +1790,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::LibMismatch,
             Some(match c.get(2) {
                 Some(built) => format!(
-                    "CUDA toolkit {} (PyTorch built with {})",
+                    "{} {} (PyTorch built with {})",
+                    detail::CUDA_TOOLKIT,
                     &c[1],
                     built.as_str()
                 ),
                 None => format!(
-                    "CUDA toolkit {} (not the one PyTorch was built with)",
+                    "{} {} (not the one PyTorch was built with)",
+                    detail::CUDA_TOOLKIT,
                     &c[1]
                 ),
             }),
@@ -1820,7 +1831,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // NVML found the driver but could not open /dev/nvidia*: in containers, the access that
     // the host's systemd took away from the container's device cgroup.
     if text.contains("Failed to initialize NVML: Unknown Error") {
-        return Some((EnvKind::VisibleDevices, Some("device access".to_owned())));
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::DEVICE_ACCESS_LOST.to_owned()),
+        ));
     }
     // TensorFlow's diagnosis after a failed cuInit, and programs that open the device node
     // themselves.
@@ -1851,7 +1865,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((
             EnvKind::VisibleDevices,
-            Some("container without GPUs".to_owned()),
+            Some(detail::CONTAINER_WITHOUT_GPUS.to_owned()),
         ));
     }
     // GPUs that are too old for the build: TensorFlow skips them, ollama falls back to the CPU.
@@ -1867,7 +1881,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // cuInit failed with CUDA 999 while the driver itself is present: most often its unified
     // memory module (nvidia_uvm) is in a bad state after a suspend, or missing.
     if text.contains("CUDA unknown error - this may be due to an incorrectly set up environment") {
-        return Some((EnvKind::NoDriver, Some("nvidia_uvm".to_owned())));
+        return Some((EnvKind::NoDriver, Some(detail::NVIDIA_UVM.to_owned())));
     }
     // Error 100 means the driver answered but showed no GPU: without a driver the runtime
     // reports 35 (insufficient driver) instead. An empty or wrong CUDA_VISIBLE_DEVICES, or a

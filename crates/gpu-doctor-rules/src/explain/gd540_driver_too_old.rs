@@ -67,8 +67,8 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     // 803 and 804 are about which libcuda meets which kernel driver, not about the wheel's
     // CUDA: the wheel advice below would not help.
     match env_detail(&hits).as_deref() {
-        Some("error 803") => return vec![driver_mismatch(&hits, false)],
-        Some("error 804") => return vec![driver_mismatch(&hits, true)],
+        Some(d) if d == detail::ERROR_803 => return vec![driver_mismatch(&hits, false)],
+        Some(d) if d == detail::ERROR_804 => return vec![driver_mismatch(&hits, true)],
         Some(d) if d.starts_with(detail::XLA_PTX_COMPILER) => {
             return vec![xla_slower_compilation(&hits, d)];
         }

@@ -42,9 +42,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         return Vec::new();
     };
     let f = match env_detail(&hits).as_deref() {
-        Some("tensorflow") => tensorflow(&hits),
-        Some("conda") => conda(&hits),
-        Some("jax") => jax(&hits),
+        Some(d) if d == detail::TENSORFLOW_CPU => tensorflow(&hits),
+        Some(d) if d == detail::CONDA_CPU => conda(&hits),
+        Some(d) if d == detail::JAX_CPU => jax(&hits),
         Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
         Some(d) if d == detail::ONNXRUNTIME_CPU => onnxruntime(&hits),
         Some(d) if d == detail::PADDLE_CPU => paddle(&hits),

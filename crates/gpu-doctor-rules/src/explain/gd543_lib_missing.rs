@@ -301,9 +301,6 @@ fn image_driver_libraries(hits: &[&Observation]) -> Hit {
     }
 }
 
-/// The detail the scanner gives torchvision's and torchaudio's CUDA check.
-const COMPANION_BUILD: &str = "a torchvision/torchaudio build";
-
 /// torchvision or torchaudio built for another CUDA than the installed PyTorch.
 fn companion_mismatch(hits: &[&Observation]) -> Hit {
     let f = finding_from(
@@ -328,10 +325,10 @@ fn companion_mismatch(hits: &[&Observation]) -> Hit {
 /// A CUDA library that loads but is not the version the package was built against.
 fn wrong_version(hits: &[&Observation]) -> Hit {
     let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
-    if what.starts_with("CUDA toolkit") {
+    if what.starts_with(detail::CUDA_TOOLKIT) {
         return toolkit_mismatch(hits, &what);
     }
-    if what.starts_with(COMPANION_BUILD) {
+    if what.starts_with(detail::COMPANION_BUILD) {
         return companion_mismatch(hits);
     }
     if what == detail::NVRTC_OPTION {

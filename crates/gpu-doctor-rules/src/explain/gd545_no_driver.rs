@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::EnvKind;
+use gpu_doctor_scan::{EnvKind, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD545",
@@ -41,7 +41,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
-    let uvm = env_detail(&hits).as_deref() == Some("nvidia_uvm");
+    let uvm = env_detail(&hits).as_deref() == Some(detail::NVIDIA_UVM);
     let message = if uvm {
         "CUDA could not start (error 999) although the driver is present: most often its unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
     } else {

@@ -39,6 +39,9 @@ GPU device may be out of range, do you have enough GPUs?
 "#,
 };
 
+/// A finding for a message that names its own situation.
+type SpecialFinding = fn(&[&Observation]) -> Finding;
+
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let hits = env_observations(input, EnvKind::VisibleDevices);
     let Some(first) = hits.first() else {
@@ -47,16 +50,19 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let visible = input.live.map(|s| s.devices.len());
     let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
     // Messages that name their own situation get their own finding.
-    let special: Option<fn(&[&Observation]) -> Finding> = match env_detail(&hits).as_deref() {
-        Some("device access") => Some(lost_device_access),
-        Some("JAX found no GPU") => Some(jax_found_none),
-        Some("CDI") => Some(cdi_unresolved),
-        Some("duplicate GPU") => Some(duplicate_gpu),
-        Some("no GPU enumerated") => Some(none_enumerated),
-        Some("container without GPUs") => Some(container_without_gpus),
-        Some(d) if d == detail::VISIBLE_DEVICES_ENVVAR_REFUSED => Some(envvar_refused),
-        _ => None,
-    };
+    let specials: [(&str, SpecialFinding); 7] = [
+        (detail::DEVICE_ACCESS_LOST, lost_device_access),
+        (detail::JAX_NO_GPU, jax_found_none),
+        (detail::CDI_UNRESOLVED, cdi_unresolved),
+        (detail::DUPLICATE_GPU, duplicate_gpu),
+        (detail::NO_GPU_ENUMERATED, none_enumerated),
+        (detail::CONTAINER_WITHOUT_GPUS, container_without_gpus),
+        (detail::VISIBLE_DEVICES_ENVVAR_REFUSED, envvar_refused),
+    ];
+    let detail = env_detail(&hits);
+    let special = specials
+        .into_iter()
+        .find_map(|(name, finding)| (detail.as_deref() == Some(name)).then_some(finding));
     if let Some(finding) = special {
         return vec![Hit {
             finding: finding(&hits),
