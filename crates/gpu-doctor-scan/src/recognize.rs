@@ -42,6 +42,18 @@ pub(crate) struct Found {
     pub framework_hint: Option<Framework>,
 }
 
+/// `has!(text, "needle")`: whether `text` contains `needle`, with the needle's searcher built
+/// once. The scanner asks this a few hundred times of every line it looks at; `str::contains`
+/// builds a two-way searcher on each call, which was most of the time on lines that are all
+/// errors.
+macro_rules! has {
+    ($text:expr, $needle:literal $(,)?) => {{
+        static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find($text.as_bytes()).is_some()
+    }};
+}
+
 fn re(pattern: &str) -> Regex {
     // The patterns are fixed strings checked by the tests; an invalid one is a programming
     // error caught by every test run.
@@ -192,6 +204,9 @@ regex!(
     RE_COMPILED_RUNNING,
     r"[Cc]ompiled against (cuBLASLt|cuBLAS|cuDNN|CUDA) ([\d.]+) but running against (cuBLASLt|cuBLAS|cuDNN|CUDA) ([\d.]+\d)"
 );
+/// The messages of [`CUDA_ERRORS`], in table order (pattern `i` is entry `i`).
+static CUDA_MESSAGES: LazyLock<Option<aho_corasick::AhoCorasick>> =
+    LazyLock::new(|| aho_corasick::AhoCorasick::new(CUDA_ERRORS.iter().map(|e| e.message)).ok());
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
 // The memory module a host ECC error names: `P2-DIMMF1`, `CPU_SrcID#0_Ha#0_Chan#1_DIMM#0`.
@@ -333,26 +348,26 @@ fn int(c: &Captures<'_>, group: usize) -> Option<u64> {
 
 /// The framework a line names, if any.
 fn framework_of(text: &str) -> Option<Framework> {
-    if text.contains("torch") || text.contains("PyTorch") || text.contains("THC") {
+    if has!(text, "torch") || has!(text, "PyTorch") || has!(text, "THC") {
         Some(Framework::Pytorch)
-    } else if text.contains("external/org_tensorflow/") || text.contains("external/xla/xla/") {
+    } else if has!(text, "external/org_tensorflow/") || has!(text, "external/xla/xla/") {
         // jaxlib builds XLA from TensorFlow's tree (or, later, XLA's own) as a Bazel external
         // repository, so JAX's log lines carry these paths; TensorFlow's own lines do not
         // (it logs `tensorflow/...`, and `external/local_xla/` since it split XLA out).
         Some(Framework::Jax)
-    } else if text.contains("tensorflow")
-        || text.contains("keras")
-        || text.contains("ResourceExhaustedError")
+    } else if has!(text, "tensorflow")
+        || has!(text, "keras")
+        || has!(text, "ResourceExhaustedError")
     {
         Some(Framework::Tensorflow)
-    } else if text.contains("jax")
-        || text.contains("XlaRuntimeError")
-        || text.contains("Xla")
+    } else if has!(text, "jax")
+        || has!(text, "XlaRuntimeError")
+        || has!(text, "Xla")
         // jaxlib's GPU kernels (cuSOLVER, cuBLAS custom calls) word their CUDA errors so.
-        || text.contains("CUDA operation failed")
+        || has!(text, "CUDA operation failed")
     {
         Some(Framework::Jax)
-    } else if text.contains("cupy") || text.contains("CuPy") {
+    } else if has!(text, "cupy") || has!(text, "CuPy") {
         Some(Framework::Cupy)
     } else {
         None
@@ -363,16 +378,16 @@ fn framework_of(text: &str) -> Option<Framework> {
 /// `cpuonly`) or by the answer to "built with CUDA?" on the line after the question.
 fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     let asked = ctx.asked_cuda_build.take();
-    if text.contains("is_built_with_cuda()") {
+    if has!(text, "is_built_with_cuda()") {
         ctx.asked_cuda_build = Some(Framework::Tensorflow);
-    } else if text.contains("torch.version.cuda") {
+    } else if has!(text, "torch.version.cuda") {
         ctx.asked_cuda_build = Some(Framework::Pytorch);
     }
     // The question and its answer on one line: `Is TensorFlow built with CUDA?: False`.
     let same_line = text.ends_with("False")
-        && (text.contains("built with CUDA") || text.contains("is_built_with_cuda"));
+        && (has!(text, "built with CUDA") || has!(text, "is_built_with_cuda"));
     let build = if same_line {
-        if text.contains("TensorFlow") || text.contains("tf.") {
+        if has!(text, "TensorFlow") || has!(text, "tf.") {
             detail::TENSORFLOW_CPU
         } else {
             detail::PYTORCH_CPU
@@ -384,22 +399,22 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
             Framework::Tensorflow => detail::TENSORFLOW_CPU,
             _ => detail::PYTORCH_CPU,
         }
-    } else if text.starts_with("Ultralytics ") && text.contains("+cpu") {
+    } else if text.starts_with("Ultralytics ") && has!(text, "+cpu") {
         // Ultralytics' banner names the torch build: `Ultralytics YOLOv8.1.3 🚀 Python-3.10.11
         // torch-2.1.0+cpu` (a CUDA build shows `+cu121 CUDA:0 (...)`).
         detail::PYTORCH_CPU
-    } else if text.starts_with("jaxlib") && (text.contains("cpu_") || text.contains("-cpu")) {
+    } else if text.starts_with("jaxlib") && (has!(text, "cpu_") || has!(text, "-cpu")) {
         // conda's plan or listing: `jaxlib  conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h...`.
         detail::JAX_CPU
     } else if text.starts_with("cpuonly ")
         // conda's `_pytorch_select 0.1 cpu_0`, the metapackage that picks the CPU build.
-        || (text.starts_with("_pytorch_select") && text.contains("cpu_"))
+        || (text.starts_with("_pytorch_select") && has!(text, "cpu_"))
         || ((text.starts_with("pytorch ")
             || text.starts_with("torch ")
             || text.starts_with("torch=="))
-            && (text.contains("+cpu") || text.contains("_cpu_")))
+            && (has!(text, "+cpu") || has!(text, "_cpu_")))
     {
-        if text.contains("_cpu_") || text.starts_with("cpuonly") || text.starts_with("_pytorch") {
+        if has!(text, "_cpu_") || text.starts_with("cpuonly") || text.starts_with("_pytorch") {
             detail::CONDA_CPU
         } else {
             detail::PYTORCH_CPU
@@ -418,17 +433,17 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
 /// bare `ERROR:` line counts only in an installer's output or when it names DKMS or a kernel
 /// module (pip's `ERROR:` lines name nvidia packages too).
 fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
-    let outcome = if text.contains("exactly matches what is already found in kernel")
-        || text.contains("DKMS will not replace this module")
+    let outcome = if has!(text, "exactly matches what is already found in kernel")
+        || has!(text, "DKMS will not replace this module")
     {
         DriverInstallOutcome::SameVersionInstalled
-    } else if text.contains("appears to already be loaded in your kernel") {
+    } else if has!(text, "appears to already be loaded in your kernel") {
         DriverInstallOutcome::ModuleLoaded
     } else if (text.starts_with("ERROR:")
-        && (ctx.in_driver_installer || text.contains("dkms") || text.contains("kernel module")))
+        && (ctx.in_driver_installer || has!(text, "dkms") || has!(text, "kernel module")))
         // DKMS cannot rebuild the module for a new kernel from a broken source tree:
         // `File: /var/lib/dkms/nvidia/390.48/source/dkms.conf does not exist.`
-        || (text.contains("/dkms/nvidia") && text.contains("dkms.conf does not exist"))
+        || (has!(text, "/dkms/nvidia") && has!(text, "dkms.conf does not exist"))
     {
         DriverInstallOutcome::Failed
     } else {
@@ -531,9 +546,9 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((obs, hint));
         return found;
     }
-    if text.contains("nvidia-installer")
-        || text.contains("NVIDIA Software Installer")
-        || text.contains("NVIDIA Accelerated Graphics Driver")
+    if has!(text, "nvidia-installer")
+        || has!(text, "NVIDIA Software Installer")
+        || has!(text, "NVIDIA Accelerated Graphics Driver")
     {
         ctx.in_driver_installer = true;
     }
@@ -542,7 +557,7 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
     // A Rust panic: the message is on this line (Rust < 1.73) or the next ones.
-    if text.starts_with("thread '") && text.contains("' panicked at") {
+    if text.starts_with("thread '") && has!(text, "' panicked at") {
         found.starts_multiline = true;
     }
     // The Rust CUDA crates print driver errors as enum variants (`Cuda(NoBinaryForGpu)`,
@@ -583,9 +598,9 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
     if text.starts_with("=========")
-        && (text.contains("bytes after the nearest allocation")
-            || text.contains("bytes before the nearest allocation")
-            || text.contains("is out of bounds"))
+        && (has!(text, "bytes after the nearest allocation")
+            || has!(text, "bytes before the nearest allocation")
+            || has!(text, "is out of bounds"))
     {
         found.observations.push((
             ObsKind::SanitizerReport {
@@ -685,7 +700,7 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
                     .captures(text)
                     .map(|c| c[1].to_owned())
                     .or_else(|| {
-                        (text.contains("cublas handle") || text.contains("cublasCreate"))
+                        (has!(text, "cublas handle") || has!(text, "cublasCreate"))
                             .then(|| "cublasCreate".to_owned())
                     }),
                 status,
@@ -713,7 +728,7 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     }
     // Only the expected status, with the failing one as a number: `... ==
     // CUDNN_STATUS_SUCCESS (2 vs. 0)` (MXNet). The numbers are cuDNN ≤8's.
-    if text.contains("CUDNN_STATUS_SUCCESS")
+    if has!(text, "CUDNN_STATUS_SUCCESS")
         && let Some(n) = RE_VS.captures(text).and_then(|c| c[1].parse::<u32>().ok())
         && let Some(status) = cudnn_status_of(n)
     {
@@ -729,18 +744,18 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     }
     // TensorFlow 2's "Failed to get convolution algorithm. This is probably because cuDNN
     // failed to initialize" is its later wording of "Could not create cudnn handle".
-    let tf_no_handle = text.contains("Could not create cudnn handle")
-        || text.contains("cuDNN failed to initialize")
+    let tf_no_handle = has!(text, "Could not create cudnn handle")
+        || has!(text, "cuDNN failed to initialize")
         // XLA's (JAX, TensorFlow) wording.
-        || text.contains("DNN library initialization failed");
-    if text.contains("Unable to find a valid cuDNN algorithm")
+        || has!(text, "DNN library initialization failed");
+    if has!(text, "Unable to find a valid cuDNN algorithm")
         || tf_no_handle
         // TensorFlow 1's `cuDNN launch failure : input shape(...)`.
-        || text.contains("cuDNN launch failure")
-        || text.contains("cuDNN error:")
-        || text.contains("cuDNN Frontend error")
+        || has!(text, "cuDNN launch failure")
+        || has!(text, "cuDNN error:")
+        || has!(text, "cuDNN Frontend error")
     {
-        let status = if text.contains("Unable to find a valid cuDNN algorithm") {
+        let status = if has!(text, "Unable to find a valid cuDNN algorithm") {
             "NO_VALID_ALGORITHM"
         } else if tf_no_handle {
             "HANDLE_CREATION_FAILED"
@@ -785,7 +800,7 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     // ROCm's HSA runtime words an illegal address so (`Memory access fault by GPU node-1
     // (Agent handle: 0x...) on address 0x7f8a068cb000. Reason: Page not present or
     // supervisor privilege.`), and aborts.
-    if text.contains("Memory access fault by GPU node") {
+    if has!(text, "Memory access fault by GPU node") {
         let err = CudaErrorInfo {
             code: Some(700),
             name: Some("hipErrorIllegalAddress".to_owned()),
@@ -799,12 +814,12 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((ObsKind::CudaError(err), hint));
         return found;
     }
-    if text.contains("Persistence-M") {
+    if has!(text, "Persistence-M") {
         ctx.smi_next_gpu = Some(0);
         return found;
     }
     // The process and MIG tables that follow have memory columns of their own.
-    if text.contains("Process name") || (text.contains("MIG") && text.contains(" GI ")) {
+    if has!(text, "Process name") || (has!(text, "MIG") && has!(text, " GI ")) {
         ctx.smi_next_gpu = None;
     }
     if let Some(obs) = gpu_state(text, ctx) {
@@ -827,7 +842,7 @@ fn cublas_status(text: &str) -> Option<String> {
     {
         return Some(c[1].to_owned());
     }
-    if text.contains("CUBLAS_STATUS_SUCCESS") {
+    if has!(text, "CUBLAS_STATUS_SUCCESS") {
         let n: u32 = RE_VS.captures(text)?[1].parse().ok()?;
         return cublas_status_of(n).map(str::to_owned);
     }
@@ -837,7 +852,7 @@ fn cublas_status(text: &str) -> Option<String> {
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         return cublas_status_of(digits.parse().ok()?).map(str::to_owned);
     }
-    if text.starts_with("On entry to ") && text.contains("had an illegal value") {
+    if text.starts_with("On entry to ") && has!(text, "had an illegal value") {
         return Some("CUBLAS_STATUS_INVALID_VALUE".to_owned());
     }
     // cublasGetStatusString's texts, which llama.cpp/ggml and others print.
@@ -989,8 +1004,8 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         torch_fields(text, &mut o);
         return Some((o, false));
     }
-    if text.contains("cuda runtime error (2) : out of memory")
-        || (text.contains("THCudaCheck") && text.contains("out of memory"))
+    if has!(text, "cuda runtime error (2) : out of memory")
+        || (has!(text, "THCudaCheck") && has!(text, "out of memory"))
     {
         o.framework = Some(Framework::Pytorch);
         o.style = Some(OomStyle::TorchThc);
@@ -1017,7 +1032,7 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
             .captures(text)
             .and_then(|r| int(&r, 1))
             .or_else(|| size(&c, 1));
-        o.not_a_failure = text.contains("not a failure");
+        o.not_a_failure = has!(text, "not a failure");
         return Some((o, false));
     }
     // Before XLA's pattern: CuPy's "Out of memory allocating N bytes (allocated so far: ...,
@@ -1059,24 +1074,24 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         return Some((o, false));
     }
     // MXNet's pooled storage manager: `cudaMalloc failed: out of memory`.
-    if text.contains("cudaMalloc failed: out of mem") {
+    if has!(text, "cudaMalloc failed: out of mem") {
         o.framework = fw_line;
         o.style = Some(OomStyle::CudaCall);
         return Some((o, false));
     }
-    if text.contains("Failed to CUDA calloc") || text.contains("Failed to CUDA malloc") {
+    if has!(text, "Failed to CUDA calloc") || has!(text, "Failed to CUDA malloc") {
         o.framework = Some(Framework::Nccl);
         o.style = Some(OomStyle::Nccl);
         return Some((o, false));
     }
     // The context could not even be created: the GPU was full before the job began.
-    let at_init = text.contains("implicit initialization on GPU")
-        || text.contains("cuCtxCreate")
-        || text.contains("cuDevicePrimaryCtxRetain")
+    let at_init = has!(text, "implicit initialization on GPU")
+        || has!(text, "cuCtxCreate")
+        || has!(text, "cuDevicePrimaryCtxRetain")
         // XLA (JAX, TensorFlow): `Failed to create stream executor for device CUDA:0: :
         // CUDA_ERROR_OUT_OF_MEMORY: out of memory`.
-        || text.contains("Failed to create stream executor");
-    if at_init && (text.contains("out of memory") || text.contains("OUT_OF_MEMORY")) {
+        || has!(text, "Failed to create stream executor");
+    if at_init && (has!(text, "out of memory") || has!(text, "OUT_OF_MEMORY")) {
         o.framework = fw_line;
         o.style = Some(OomStyle::ContextInit);
         o.gpu = RE_GPU_COLON
@@ -1085,48 +1100,44 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
             .or_else(|| RE_CUDA_COLON.captures(text).and_then(|c| c[1].parse().ok()));
         return Some((o, false));
     }
-    if text.contains("CUDA error: out of memory")
-        || text.contains("CUDA operation failed: out of memory")
-        || text.contains("cudaErrorMemoryAllocation")
-        || text.contains("CUDA_ERROR_OUT_OF_MEMORY")
-        || text.contains("hipErrorOutOfMemory")
+    if has!(text, "CUDA error: out of memory")
+        || has!(text, "CUDA operation failed: out of memory")
+        || has!(text, "cudaErrorMemoryAllocation")
+        || has!(text, "CUDA_ERROR_OUT_OF_MEMORY")
+        || has!(text, "hipErrorOutOfMemory")
     {
         o.framework = fw_line;
         o.style = Some(OomStyle::CudaCall);
         return Some((o, false));
     }
-    let lower_has_oom = text.contains("out of memory") || text.contains("Out of memory");
+    let lower_has_oom = has!(text, "out of memory") || has!(text, "Out of memory");
     // PyTorch's bare form when an allocation fails outside its usual message (ComfyUI's
     // model loader, `torch.empty` on a full GPU): `torch.OutOfMemoryError: Allocation on
     // device`.
-    if text.contains("OutOfMemoryError: Allocation on device") {
+    if has!(text, "OutOfMemoryError: Allocation on device") {
         o.framework = Some(Framework::Pytorch);
         o.style = Some(OomStyle::Generic);
         return Some((o, false));
     }
-    if lower_has_oom && (text.contains("RESOURCE_EXHAUSTED") || text.contains("ResourceExhausted"))
-    {
+    if lower_has_oom && (has!(text, "RESOURCE_EXHAUSTED") || has!(text, "ResourceExhausted")) {
         o.framework = fw_line.or(ctx.last_framework);
         o.style = Some(OomStyle::Xla);
         return Some((o, false));
     }
-    if (text.contains("Resource exhausted: OOM") || text.contains("ResourceExhaustedError"))
-        && !text.contains("not a failure")
+    if (has!(text, "Resource exhausted: OOM") || has!(text, "ResourceExhaustedError"))
+        && !has!(text, "not a failure")
     {
         o.framework = Some(Framework::Tensorflow);
         o.style = Some(OomStyle::TfOpKernel);
         return Some((o, false));
     }
     if lower_has_oom
-        && (text.contains("CUDA")
-            || text.contains("GPU")
-            || text.contains("cuda")
-            || text.contains("device"))
-        && !text.contains("CPU")
+        && (has!(text, "CUDA") || has!(text, "GPU") || has!(text, "cuda") || has!(text, "device"))
+        && !has!(text, "CPU")
     {
         o.framework = fw_line;
         o.style = Some(OomStyle::Generic);
-        o.not_a_failure = text.contains("not a failure");
+        o.not_a_failure = has!(text, "not a failure");
         return Some((o, false));
     }
     None
@@ -1247,10 +1258,20 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     let by_name = RE_CUDA_NAME
         .captures_iter(text)
         .find_map(|c| lookup_cuda_error(&c[1]));
-    let by_message = CUDA_ERRORS
-        .iter()
-        .filter(|e| e.distinctive || has_context)
-        .find(|e| text.contains(e.message));
+    // The first entry of the table whose message the line holds (one pass over the line for
+    // all of them, rather than a search per entry).
+    let by_message = match CUDA_MESSAGES.as_ref() {
+        Some(messages) => messages
+            .find_overlapping_iter(text)
+            .map(|m| m.pattern().as_usize())
+            .filter(|&i| CUDA_ERRORS[i].distinctive || has_context)
+            .min()
+            .map(|i| &CUDA_ERRORS[i]),
+        None => CUDA_ERRORS
+            .iter()
+            .filter(|e| e.distinctive || has_context)
+            .find(|e| text.contains(e.message)),
+    };
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
         (1..=9)
             .find_map(|g| c.get(g))
@@ -1259,7 +1280,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     let entry = by_name.or(by_message).or_else(|| {
         let n = number?;
         // A bare old-style number: map CUDA ≤9 numbers first, they are what old logs have.
-        let code = if text.contains("cuda runtime error") || text.contains("THCudaCheck") {
+        let code = if has!(text, "cuda runtime error") || has!(text, "THCudaCheck") {
             legacy_code(n).unwrap_or(n)
         } else {
             n
@@ -1273,9 +1294,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
             message: Some(e.message.to_owned()),
             sticky: e.sticky,
         }),
-        None if has_context
-            && (text.contains("CUDA error:") || text.contains("cuda runtime error")) =>
-        {
+        None if has_context && (has!(text, "CUDA error:") || has!(text, "cuda runtime error")) => {
             let message = text
                 .split_once("CUDA error:")
                 .map(|(_, m)| m.trim().to_owned());
@@ -1317,7 +1336,7 @@ static RE_PTXAS_ARCH: LazyLock<Regex> =
 
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // NCCL refusing two ranks on one GPU: the job's device selection, not NCCL, is at fault.
-    if text.contains("Duplicate GPU detected") {
+    if has!(text, "Duplicate GPU detected") {
         return Some((
             EnvKind::VisibleDevices,
             Some(detail::DUPLICATE_GPU.to_owned()),
@@ -1325,14 +1344,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // nvidia-container-cli asked for a GPU this namespace lacks, or one (a MIG instance, a
     // UUID) that does not exist: `device error: MIG-GPU-.../1/0: unknown device`.
-    if text.contains("nvidia-container-cli")
-        && (text.contains("/proc/driver/nvidia/gpus/") || text.contains(": unknown device"))
+    if has!(text, "nvidia-container-cli")
+        && (has!(text, "/proc/driver/nvidia/gpus/") || has!(text, ": unknown device"))
     {
         return Some((EnvKind::VisibleDevices, None));
     }
     // torchvision's and torchaudio's check against the PyTorch they run with: `Detected that
     // PyTorch and TorchAudio were compiled with different CUDA versions`.
-    if text.contains("were compiled with different CUDA") {
+    if has!(text, "were compiled with different CUDA") {
         return Some((
             EnvKind::LibMismatch,
             Some(format!(
@@ -1345,13 +1364,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // A driver library that is there but empty (an image committed from a WSL container, a
     // broken copy): `ldconfig: File /usr/lib/x86_64-linux-gnu/libcuda.so.1 is empty, not
     // checked.`
-    if text.contains("is empty, not checked")
+    if has!(text, "is empty, not checked")
         && let Some(c) = RE_LIB.captures(text)
     {
         return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
     }
     // ollama found the driver's library but no GPU through it: the driver is not working.
-    if text.contains("no nvidia devices detected by library") {
+    if has!(text, "no nvidia devices detected by library") {
         return Some((
             EnvKind::NoDriver,
             Some("the driver's library finds no GPU".to_owned()),
@@ -1359,20 +1378,20 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // JAX before 0.4.14 when no GPU backend started, most often a CPU-only jaxlib: `No
     // GPU/TPU found, falling back to CPU.` (an earlier error, if any, says why otherwise).
-    if text.contains("No GPU/TPU found, falling back to CPU") {
+    if has!(text, "No GPU/TPU found, falling back to CPU") {
         return Some((
             EnvKind::TorchCpuBuild,
             Some(detail::JAX_CPU_FALLBACK.to_owned()),
         ));
     }
-    if text.contains("could not load NVML library") {
+    if has!(text, "could not load NVML library") {
         return Some((EnvKind::LibMissing, Some("libnvidia-ml.so.1".to_owned())));
     }
     // A PTX JIT failure on a GPU newer than the build: the build's PTX cannot be compiled for
     // it (architecture-specific `sm_90a` code, say).
-    if text.contains("CUDA_ERROR_INVALID_PTX")
-        || text.contains("cudaErrorInvalidPtx")
-        || text.contains("a PTX JIT compilation failed")
+    if has!(text, "CUDA_ERROR_INVALID_PTX")
+        || has!(text, "cudaErrorInvalidPtx")
+        || has!(text, "a PTX JIT compilation failed")
     {
         return Some((
             EnvKind::ArchUnsupported,
@@ -1389,7 +1408,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`
-    if text.contains("installed CPU version PaddlePaddle") {
+    if has!(text, "installed CPU version PaddlePaddle") {
         return Some((EnvKind::TorchCpuBuild, Some(detail::PADDLE_CPU.to_owned())));
     }
     // CUDA's assembler refusing an instruction this GPU lacks (bf16 before sm_80): `ptxas ...
@@ -1410,13 +1429,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // XLA's NCCL collectives without a loadable NCCL: `ncclGetUniqueId(&id) failed: Unable to
     // load NCCL library`.
-    if text.contains("Unable to load NCCL library") {
+    if has!(text, "Unable to load NCCL library") {
         return Some((EnvKind::LibMissing, Some("libnccl".to_owned())));
     }
     // The image carries the driver's libraries that the runtime mounts from the host:
     // `nvidia-container-cli: mount error: file creation failed: .../libnvidia-ml.so.1: file
     // exists`.
-    if text.contains("nvidia-container-cli: mount error") && text.contains("file exists") {
+    if has!(text, "nvidia-container-cli: mount error") && has!(text, "file exists") {
         return Some((
             EnvKind::LibMismatch,
             Some(detail::IMAGE_DRIVER_LIBRARIES.to_owned()),
@@ -1425,8 +1444,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // onnxruntime's CPU-only package (alone, or installed beside onnxruntime-gpu and
     // shadowing it): `Specified provider 'CUDAExecutionProvider' is not in available provider
     // names. Available providers: 'AzureExecutionProvider, CPUExecutionProvider'`.
-    if text.contains("CUDAExecutionProvider") && text.contains("is not in available provider names")
-    {
+    if has!(text, "CUDAExecutionProvider") && has!(text, "is not in available provider names") {
         return Some((
             EnvKind::TorchCpuBuild,
             Some(detail::ONNXRUNTIME_CPU.to_owned()),
@@ -1434,7 +1452,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // The NVIDIA container runtime, configured to read the GPU list from volume mounts,
     // refuses the environment variable in an unprivileged container.
-    if text.contains("insufficient privileges to read device list from NVIDIA_VISIBLE_DEVICES") {
+    if has!(
+        text,
+        "insufficient privileges to read device list from NVIDIA_VISIBLE_DEVICES",
+    ) {
         return Some((
             EnvKind::VisibleDevices,
             Some(detail::VISIBLE_DEVICES_ENVVAR_REFUSED.to_owned()),
@@ -1442,16 +1463,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // nvidia-docker 1's check of the image's CUDA against the driver's: `Error: unsupported
     // CUDA version: driver 7.0 < image 7.5`.
-    if text.contains("unsupported CUDA version: driver") {
+    if has!(text, "unsupported CUDA version: driver") {
         return Some((EnvKind::DriverTooOld, None));
     }
     // JAX with a CPU-only jaxlib on a machine with a GPU: `An NVIDIA GPU may be present on
     // this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.`
-    if text.contains("CUDA-enabled jaxlib is not installed") {
+    if has!(text, "CUDA-enabled jaxlib is not installed") {
         return Some((EnvKind::TorchCpuBuild, Some(detail::JAX_CPU.to_owned())));
     }
     // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
-    if text.contains("no supported devices found for platform CUDA") {
+    if has!(text, "no supported devices found for platform CUDA") {
         return Some((EnvKind::VisibleDevices, Some(detail::JAX_NO_GPU.to_owned())));
     }
     // TensorFlow 1's loader: `Couldn't open CUDA library libMIOpen.so. LD_LIBRARY_PATH: ...`
@@ -1472,21 +1493,21 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // modprobe could not load an NVIDIA kernel module (`could not insert 'nvidia_331_uvm':
     // Function not implemented`): the driver is not (fully) loaded.
-    if text.contains("could not insert 'nvidia") {
+    if has!(text, "could not insert 'nvidia") {
         return Some((
             EnvKind::NoDriver,
             Some("an NVIDIA kernel module did not load".to_owned()),
         ));
     }
     // podman/CDI: the NVIDIA CDI specification is missing or stale.
-    if text.contains("unresolvable CDI devices") {
+    if has!(text, "unresolvable CDI devices") {
         return Some((
             EnvKind::VisibleDevices,
             Some(detail::CDI_UNRESOLVED.to_owned()),
         ));
     }
     // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line).
-    if text.contains("Unable to load cuDNN DSO") {
+    if has!(text, "Unable to load cuDNN DSO") {
         return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
     }
     // nouveau, not NVIDIA's driver, holds the GPU (`lspci -k`, `lshw`).
@@ -1497,12 +1518,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // PyTorch's own check of the cuDNN it loaded: `cuDNN version incompatibility: PyTorch was
     // compiled against (8, 3, 2) but linked against (8, 0, 3)`.
-    if text.contains("cuDNN version incompatibility") {
+    if has!(text, "cuDNN version incompatibility") {
         return Some((EnvKind::LibMismatch, Some("cuDNN".to_owned())));
     }
     // ROCm's and the Haskell CUDA bindings' words for a GPU the build has no code for.
-    if text.contains("hipErrorNoBinaryForGpu")
-        || text.contains("Unknown CUDA device compute capability")
+    if has!(text, "hipErrorNoBinaryForGpu") || has!(text, "Unknown CUDA device compute capability")
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
@@ -1515,15 +1535,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // TensorFlow's session option names a GPU the process does not have; MXNet's engine the
     // same (`Invalid GPU Id: 1, Valid device id should be less than device_count: 1`).
-    if text.contains("'visible_device_list' listed an invalid GPU id")
-        || text.contains("Invalid GPU Id:")
+    if has!(text, "'visible_device_list' listed an invalid GPU id") || has!(text, "Invalid GPU Id:")
     {
         return Some((EnvKind::VisibleDevices, None));
     }
     // nvidia-smi with NVML up but no GPU in its list; Slurm's slurmd finding none of the GPUs
     // that gres.conf declares (the node is drained with this reason).
     if text.starts_with("No devices were found")
-        || (text.contains("gres/gpu count reported lower than configured (0 <"))
+        || (has!(text, "gres/gpu count reported lower than configured (0 <"))
     {
         return Some((
             EnvKind::VisibleDevices,
@@ -1531,7 +1550,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // CUDA's assembler does not know the GPU's architecture: the toolkit is older than it.
-    if text.contains("is not defined for option 'gpu-name'")
+    if has!(text, "is not defined for option 'gpu-name'")
         && let Some(c) = RE_PTXAS_ARCH.captures(text)
     {
         return Some((
@@ -1550,7 +1569,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("the container needs driver {} or later", &c[1])),
         ));
     }
-    if text.contains("older than the")
+    if has!(text, "older than the")
         && let Some(c) = RE_XLA_DRIVER_OLDER.captures(text)
     {
         return Some((
@@ -1563,23 +1582,23 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             )),
         ));
     }
-    if text.contains("driver version is insufficient for CUDA runtime version")
-        || text.contains("cudaErrorInsufficientDriver")
-        || text.contains("CUDA_ERROR_INSUFFICIENT_DRIVER")
-        || text.contains("PTX was compiled with an unsupported toolchain")
-        || text.contains("UnsupportedPtxVersion")
-        || text.contains("UNSUPPORTED_PTX_VERSION")
-        || text.contains("please update your driver to a newer version")
-        || text.contains("API call is not supported in the installed CUDA driver")
-        || text.contains("NVIDIA driver on your system is too old")
+    if has!(text, "driver version is insufficient for CUDA runtime version")
+        || has!(text, "cudaErrorInsufficientDriver")
+        || has!(text, "CUDA_ERROR_INSUFFICIENT_DRIVER")
+        || has!(text, "PTX was compiled with an unsupported toolchain")
+        || has!(text, "UnsupportedPtxVersion")
+        || has!(text, "UNSUPPORTED_PTX_VERSION")
+        || has!(text, "please update your driver to a newer version")
+        || has!(text, "API call is not supported in the installed CUDA driver")
+        || has!(text, "NVIDIA driver on your system is too old")
         // ollama: `your nvidia driver is too old or missing`.
-        || text.contains("nvidia driver is too old")
+        || has!(text, "nvidia driver is too old")
         // The driver's libcuda lacks an entry point the software was built for.
-        || (text.contains("symbol lookup for cu") && text.contains("failed"))
+        || (has!(text, "symbol lookup for cu") && has!(text, "failed"))
         // The driver's PTX JIT (numba's `cuLinkAddData`, OptiX) reading PTX from a newer CUDA:
         // `ptxas application ptx input, line 9; fatal : Unsupported .version 8.1; current
         // version is '8.0'`.
-        || (text.contains("Unsupported .version") && text.contains("current version is"))
+        || (has!(text, "Unsupported .version") && has!(text, "current version is"))
     {
         return Some((EnvKind::DriverTooOld, None));
     }
@@ -1587,23 +1606,27 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // kernel driver do not go together; 804: that compat copy was tried on a GPU that cannot
     // use it. Both mean the kernel driver is too old for the CUDA in use (or was upgraded
     // without a reboot). The detail names the error so the rule can say which.
-    if text.contains("system has unsupported display driver / cuda driver combination")
-        || text.contains("cudaErrorSystemDriverMismatch")
-        || text.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH")
+    if has!(
+        text,
+        "system has unsupported display driver / cuda driver combination",
+    ) || has!(text, "cudaErrorSystemDriverMismatch")
+        || has!(text, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH")
     {
         return Some((EnvKind::DriverTooOld, Some(detail::ERROR_803.to_owned())));
     }
-    if text.contains("forward compatibility was attempted on non supported HW")
-        || text.contains("cudaErrorCompatNotSupportedOnDevice")
-        || text.contains("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE")
+    if has!(
+        text,
+        "forward compatibility was attempted on non supported HW",
+    ) || has!(text, "cudaErrorCompatNotSupportedOnDevice")
+        || has!(text, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE")
     {
         return Some((EnvKind::DriverTooOld, Some(detail::ERROR_804.to_owned())));
     }
-    if text.contains("Torch not compiled with CUDA enabled")
-        || text.contains("compiled without CUDA support")
-        || text.contains("Torch not compiled with CUDA")
+    if has!(text, "Torch not compiled with CUDA enabled")
+        || has!(text, "compiled without CUDA support")
+        || has!(text, "Torch not compiled with CUDA")
         // `python -m torch.utils.collect_env` on a CPU-only wheel.
-        || text.contains("CUDA used to build PyTorch: None")
+        || has!(text, "CUDA used to build PyTorch: None")
     {
         return Some((EnvKind::TorchCpuBuild, None));
     }
@@ -1613,7 +1636,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // Kernels that exist only for newer architectures: FlashAttention 2 needs Ampere (sm_80)
     // or newer, vLLM refuses bfloat16 below compute capability 8.0. The detail is the
     // architecture the software needs, not the GPU's.
-    if text.contains("FlashAttention only supports Ampere GPUs or newer") {
+    if has!(text, "FlashAttention only supports Ampere GPUs or newer") {
         return Some((EnvKind::ArchUnsupported, Some("needs sm_80".to_owned())));
     }
     if let Some(c) = RE_MIN_CAPABILITY.captures(text) {
@@ -1622,18 +1645,18 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("needs sm_{}{}", &c[1], &c[2])),
         ));
     }
-    if text.contains("no kernel image is available for execution")
+    if has!(text, "no kernel image is available for execution")
         // llama.cpp: `ggml-cuda was compiled without support for the current GPU architecture`.
-        || text.contains("compiled without support for the current GPU architecture")
+        || has!(text, "compiled without support for the current GPU architecture")
         // cudaErrorInvalidKernelImage (200), as TensorFlow's start-up words it on a GPU newer
         // than its CUDA: `Status: device kernel image is invalid`.
-        || text.contains("device kernel image is invalid")
-        || text.contains("cudaErrorNoKernelImageForDevice")
-        || text.contains("CUDA_ERROR_NO_BINARY_FOR_GPU")
-        || text.contains("no longer supports this GPU because it is too old")
-        || text.contains("is not compatible with the current PyTorch installation")
-        || (text.contains("invalid device function")
-            && (text.contains("CUDA") || text.contains("cuda")))
+        || has!(text, "device kernel image is invalid")
+        || has!(text, "cudaErrorNoKernelImageForDevice")
+        || has!(text, "CUDA_ERROR_NO_BINARY_FOR_GPU")
+        || has!(text, "no longer supports this GPU because it is too old")
+        || has!(text, "is not compatible with the current PyTorch installation")
+        || (has!(text, "invalid device function")
+            && (has!(text, "CUDA") || has!(text, "cuda")))
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
@@ -1642,7 +1665,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if text
         .to_ascii_lowercase()
         .contains("driver/library version mismatch")
-        || text.contains("NVRM: API mismatch")
+        || has!(text, "NVRM: API mismatch")
     {
         return Some((EnvKind::NvmlMismatch, None));
     }
@@ -1655,15 +1678,15 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // NVML's own code for the same (NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18), as ollama and
     // other Go/C programs log it: `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`.
-    if text.contains("NVML_ERROR_LIB_RM_VERSION_MISMATCH")
-        || text.contains("NVML/RM version mismatch")
-        || (text.contains("nvml") || text.contains("NVML"))
-            && (text.contains("err: 18") || text.contains("failure: 18"))
+    if has!(text, "NVML_ERROR_LIB_RM_VERSION_MISMATCH")
+        || has!(text, "NVML/RM version mismatch")
+        || (has!(text, "nvml") || has!(text, "NVML"))
+            && (has!(text, "err: 18") || has!(text, "failure: 18"))
     {
         return Some((EnvKind::NvmlMismatch, None));
     }
     // The kernel module loaded, but another driver (nouveau) holds the GPU.
-    if text.contains("NVIDIA probe routine was not called") {
+    if has!(text, "NVIDIA probe routine was not called") {
         return Some((EnvKind::NoDriver, Some("nouveau".to_owned())));
     }
     if let Some(c) = RE_UNKNOWN_CC.captures(text) {
@@ -1683,19 +1706,19 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((EnvKind::LibMissing, lib));
     }
     // A TensorFlow build without NCCL (Windows, some source builds) asked for NCCL's ops.
-    if text.contains("No OpKernel was registered to support Op 'Nccl") {
+    if has!(text, "No OpKernel was registered to support Op 'Nccl") {
         return Some((
             EnvKind::LibMissing,
             Some("NCCL (this TensorFlow build has none)".to_owned()),
         ));
     }
     // XLA's compiler needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc).
-    if text.contains("Can't find libdevice directory") || text.contains("libdevice not found") {
+    if has!(text, "Can't find libdevice directory") || has!(text, "libdevice not found") {
         return Some((EnvKind::LibMissing, Some("libdevice".to_owned())));
     }
     // onnxruntime on Windows: error 126 (module not found) loading its CUDA provider, whose
     // own dependencies (cuDNN, cuBLAS DLLs) are missing or of another version.
-    if text.contains("LoadLibrary failed with error 126") && text.contains("cuda") {
+    if has!(text, "LoadLibrary failed with error 126") && has!(text, "cuda") {
         return Some((
             EnvKind::LibMissing,
             Some("a CUDA DLL of onnxruntime's CUDA provider".to_owned()),
@@ -1703,7 +1726,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // NVRTC (CuPy, numba, cuda-python) rejected a compile option: usually the GPU
     // architecture, which an NVRTC older than the GPU does not know.
-    if text.contains("NVRTC_ERROR_INVALID_OPTION") {
+    if has!(text, "NVRTC_ERROR_INVALID_OPTION") {
         return Some((EnvKind::LibMismatch, Some(detail::NVRTC_OPTION.to_owned())));
     }
     // JAX and TensorFlow check the cuDNN they load against the one they were built with.
@@ -1714,7 +1737,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // (A cheap substring test first: these regexes would otherwise run on every line here.)
-    if text.contains("was built against")
+    if has!(text, "was built against")
         && let Some(c) = RE_BUILT_AGAINST.captures(text)
     {
         return Some((
@@ -1722,7 +1745,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("{} {} (built with {})", &c[1], &c[2], &c[3])),
         ));
     }
-    if text.contains("Outdated ")
+    if has!(text, "Outdated ")
         && let Some(c) = RE_OUTDATED_INSTALL.captures(text)
     {
         return Some((
@@ -1732,7 +1755,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // An extension linked against PyTorch's own CUDA library of another release:
     // `OSError: libtorch_cuda_cpp.so: cannot open shared object file`.
-    if text.contains("cannot open shared object")
+    if has!(text, "cannot open shared object")
         && let Some(m) = RE_TORCH_LIB.find(text)
     {
         return Some((EnvKind::LibMissing, Some(m.as_str().to_owned())));
@@ -1745,7 +1768,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         // libcublasLt.so.11`, or glibc's other wording, `symbol cublasLtHSHMatmulAlgoInit
         // version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time
         // reference`. The library right after `version` is the one that lacks the symbol.
-        if text.contains("undefined symbol") || text.contains("with link time reference") {
+        if has!(text, "undefined symbol") || has!(text, "with link time reference") {
             let culprit = RE_LIB
                 .captures_iter(text)
                 .find(|v| {
@@ -1755,24 +1778,24 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
                 .map_or(lib, |v| v[1].trim_end_matches('.').to_owned());
             return Some((EnvKind::LibMismatch, Some(culprit)));
         }
-        let cannot_load = text.contains("cannot open shared object")
-            || text.contains("Could not load")
-            || text.contains("could not load")
-            || text.contains("not found")
-            || text.contains("Unable to load")
-            || text.contains("No such file")
-            || text.contains("cannot find")
-            || text.contains("not loaded");
+        let cannot_load = has!(text, "cannot open shared object")
+            || has!(text, "Could not load")
+            || has!(text, "could not load")
+            || has!(text, "not found")
+            || has!(text, "Unable to load")
+            || has!(text, "No such file")
+            || has!(text, "cannot find")
+            || has!(text, "not loaded");
         // libcuda and libnvidia-ml come with the driver, not with CUDA; the driver is often
         // there and only its libraries are not where the loader looks (a container without
         // them, WSL's /usr/lib/wsl/lib, a broken symlink), so this is a missing library.
-        if cannot_load || text.contains("Failed to dlopen") || text.contains("couldn't find") {
+        if cannot_load || has!(text, "Failed to dlopen") || has!(text, "couldn't find") {
             return Some((EnvKind::LibMissing, Some(lib)));
         }
     }
     // A library (PyTorch's own `libtorch_cuda.so` most often) was linked against a newer
     // NCCL/cuBLAS/cuDNN/... than the one that got loaded: `undefined symbol: ncclCommRegister`.
-    if text.contains("undefined symbol")
+    if has!(text, "undefined symbol")
         && let Some(c) = RE_UNDEFINED_CUDA_SYMBOL.captures(text)
     {
         return Some((
@@ -1804,33 +1827,33 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // TensorFlow 2.9+ when it finds no usable cuDNN: `DNN library is not found.`
-    if text.contains("DNN library is not found") {
+    if has!(text, "DNN library is not found") {
         return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
     }
     // TensorFlow's summary after its per-library "Could not load dynamic library" lines.
-    if text.contains("Cannot dlopen some GPU libraries") {
+    if has!(text, "Cannot dlopen some GPU libraries") {
         return Some((EnvKind::LibMissing, None));
     }
-    if text.contains("invalid value for --gpu-architecture")
-        || text.contains("Unsupported gpu architecture")
+    if has!(text, "invalid value for --gpu-architecture")
+        || has!(text, "Unsupported gpu architecture")
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
-    if text.contains("communicate with the NVIDIA driver")
-        || text.contains("Found no NVIDIA driver")
-        || text.contains("CUDA driver initialization failed")
-        || text.contains("NVIDIA driver is not loaded")
-        || text.contains("NVIDIA kernel module")
-            && (text.contains("not loaded") || text.contains("failed"))
-        || text.contains("CUDA driver is a stub library")
+    if has!(text, "communicate with the NVIDIA driver")
+        || has!(text, "Found no NVIDIA driver")
+        || has!(text, "CUDA driver initialization failed")
+        || has!(text, "NVIDIA driver is not loaded")
+        || has!(text, "NVIDIA kernel module")
+            && (has!(text, "not loaded") || has!(text, "failed"))
+        || has!(text, "CUDA driver is a stub library")
         // nvidia-container-cli: `initialization error: nvml error: driver not loaded`.
-        || text.contains("nvml error: driver not loaded")
+        || has!(text, "nvml error: driver not loaded")
     {
         return Some((EnvKind::NoDriver, None));
     }
     // NVML found the driver but could not open /dev/nvidia*: in containers, the access that
     // the host's systemd took away from the container's device cgroup.
-    if text.contains("Failed to initialize NVML: Unknown Error") {
+    if has!(text, "Failed to initialize NVML: Unknown Error") {
         return Some((
             EnvKind::VisibleDevices,
             Some(detail::DEVICE_ACCESS_LOST.to_owned()),
@@ -1838,8 +1861,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // TensorFlow's diagnosis after a failed cuInit, and programs that open the device node
     // themselves.
-    if text.contains("kernel driver does not appear to be running on this host")
-        || text.contains("could not open the device file /dev/nvidia")
+    if has!(
+        text,
+        "kernel driver does not appear to be running on this host",
+    ) || has!(text, "could not open the device file /dev/nvidia")
     {
         return Some((EnvKind::NoDriver, None));
     }
@@ -1852,16 +1877,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // A container started without the GPUs: NGC images say so at start, docker when the
     // nvidia runtime is not installed or configured.
-    if text.contains("The NVIDIA Driver was not detected")
-        || text.contains("unknown or invalid runtime name: nvidia")
+    if has!(text, "The NVIDIA Driver was not detected")
+        || has!(text, "unknown or invalid runtime name: nvidia")
         // docker without the NVIDIA container toolkit: `could not select device driver ""
         // with capabilities: [[gpu]]`.
-        || text.contains("could not select device driver")
+        || has!(text, "could not select device driver")
         // TensorFlow in a container without the device nodes: `failed call to cuInit:
         // UNKNOWN ERROR (303)`, then `no NVIDIA GPU device is present: /dev/nvidia0 does not
         // exist`.
-        || text.contains("no NVIDIA GPU device is present")
-        || text.contains("cuInit: UNKNOWN ERROR (303)")
+        || has!(text, "no NVIDIA GPU device is present")
+        || has!(text, "cuInit: UNKNOWN ERROR (303)")
     {
         return Some((
             EnvKind::VisibleDevices,
@@ -1875,30 +1900,33 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("needs sm_{}", c[1].replace('.', ""))),
         ));
     }
-    if text.contains("CUDA GPU is too old") {
+    if has!(text, "CUDA GPU is too old") {
         return Some((EnvKind::ArchUnsupported, None));
     }
     // cuInit failed with CUDA 999 while the driver itself is present: most often its unified
     // memory module (nvidia_uvm) is in a bad state after a suspend, or missing.
-    if text.contains("CUDA unknown error - this may be due to an incorrectly set up environment") {
+    if has!(
+        text,
+        "CUDA unknown error - this may be due to an incorrectly set up environment",
+    ) {
         return Some((EnvKind::NoDriver, Some(detail::NVIDIA_UVM.to_owned())));
     }
     // Error 100 means the driver answered but showed no GPU: without a driver the runtime
     // reports 35 (insufficient driver) instead. An empty or wrong CUDA_VISIBLE_DEVICES, or a
     // container started without GPUs, is what hides them.
-    if text.contains("invalid device ordinal")
-        || text.contains("no CUDA-capable device is detected")
-        || text.contains("cudaErrorNoDevice")
-        || text.contains("CUDA_ERROR_NO_DEVICE")
-        || text.contains("No CUDA GPUs are available")
-        || text.contains("all CUDA-capable devices are busy or unavailable")
+    if has!(text, "invalid device ordinal")
+        || has!(text, "no CUDA-capable device is detected")
+        || has!(text, "cudaErrorNoDevice")
+        || has!(text, "CUDA_ERROR_NO_DEVICE")
+        || has!(text, "No CUDA GPUs are available")
+        || has!(text, "all CUDA-capable devices are busy or unavailable")
         // The same error (cudaErrorDevicesUnavailable) as CUDA 11+ words it.
-        || text.contains("CUDA-capable device(s) is/are busy or unavailable")
-        || text.contains("cudaErrorInvalidDevice")
-        || text.contains("CUDA_ERROR_INVALID_DEVICE")
-        || text.contains("cudaErrorDevicesUnavailable")
+        || has!(text, "CUDA-capable device(s) is/are busy or unavailable")
+        || has!(text, "cudaErrorInvalidDevice")
+        || has!(text, "CUDA_ERROR_INVALID_DEVICE")
+        || has!(text, "cudaErrorDevicesUnavailable")
         // PyTorch's check of an ordinal against the devices it can see (the lazy-init form).
-        || text.contains("device >= 0 && device < num_gpus")
+        || has!(text, "device >= 0 && device < num_gpus")
         // `torch.load` of tensors saved on a GPU this machine does not show.
         || RE_DESERIALIZE_DEVICE.is_match(text)
     {
@@ -1908,10 +1936,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
 }
 
 fn nccl(text: &str) -> Option<NcclInfo> {
-    if text.contains("Watchdog caught collective")
-        || text.contains("collective operation timeout")
-        || (text.contains("NCCL") && text.contains("timed out"))
-        || (text.contains("WorkNCCL") && text.contains("timing out"))
+    if has!(text, "Watchdog caught collective")
+        || has!(text, "collective operation timeout")
+        || (has!(text, "NCCL") && has!(text, "timed out"))
+        || (has!(text, "WorkNCCL") && has!(text, "timing out"))
     {
         return Some(NcclInfo {
             kind: "timeout".to_owned(),
@@ -1928,7 +1956,7 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: c.get(2).map(|m| m.as_str().to_owned()),
         });
     }
-    if text.contains("NCCL failure")
+    if has!(text, "NCCL failure")
         && let Some(c) = RE_NCCL_TEST_FAILURE.captures(text)
     {
         return Some(NcclInfo {
@@ -1944,12 +1972,11 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: None,
         });
     }
-    if ((text.contains("NCCL WARN")
-        || (text.contains(" WARN ") && RE_NCCL_SOURCE_WARN.is_match(text)))
-        && (text.contains("failed") || text.contains("rror") || text.contains("failure")))
-        || (text.contains("shared memory segment") && text.contains("nccl"))
+    if ((has!(text, "NCCL WARN") || (has!(text, " WARN ") && RE_NCCL_SOURCE_WARN.is_match(text)))
+        && (has!(text, "failed") || has!(text, "rror") || has!(text, "failure")))
+        || (has!(text, "shared memory segment") && has!(text, "nccl"))
     {
-        let kind = if text.contains("shm") || text.contains("shared memory") {
+        let kind = if has!(text, "shm") || has!(text, "shared memory") {
             "shared memory (/dev/shm) failure"
         } else {
             "NCCL WARN"
@@ -1969,11 +1996,11 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: None,
         });
     }
-    if text.contains("NCCL communicator was aborted")
-        || text.contains("NCCL error")
+    if has!(text, "NCCL communicator was aborted")
+        || has!(text, "NCCL error")
         // Paddle: `(External)  Nccl error, unhandled cuda error`.
-        || text.contains("Nccl error")
-        || text.contains("NCCL Error")
+        || has!(text, "Nccl error")
+        || has!(text, "NCCL Error")
     {
         return Some(NcclInfo {
             kind: "error".to_owned(),
@@ -1992,14 +2019,19 @@ fn nccl(text: &str) -> Option<NcclInfo> {
 /// required incompatible device`, and `... because no devices matching that specification are
 /// registered in this process`.
 fn tf_placement(text: &str) -> Option<ObsKind> {
-    if !text.contains("Could not satisfy explicit device specification") {
+    if !has!(text, "Could not satisfy explicit device specification") {
         return None;
     }
-    let no_gpu_kernel = if text.contains("no supported kernel for GPU devices")
-        || text.contains("colocated with a group of nodes that required incompatible device")
-    {
+    let no_gpu_kernel = if has!(text, "no supported kernel for GPU devices")
+        || has!(
+            text,
+            "colocated with a group of nodes that required incompatible device",
+        ) {
         true
-    } else if text.contains("no devices matching that specification are registered") {
+    } else if has!(
+        text,
+        "no devices matching that specification are registered",
+    ) {
         false
     } else {
         return None;
@@ -2014,11 +2046,11 @@ fn host_memory(text: &str) -> Option<ObsKind> {
     // The kernel (`Out of memory: Killed process 4242 (python)`, a cgroup's `Memory cgroup
     // out of memory: Killed process ...`), and Slurm's report of it (`Detected 1 oom_kill
     // event in StepId=123.batch`, `oom-kill event(s)`).
-    if text.contains("Killed process") && text.contains("out of memory")
-        || text.contains("Out of memory: Kill")
-        || text.contains("oom_kill event")
-        || text.contains("oom-kill event")
-        || text.contains("OOM Killed")
+    if has!(text, "Killed process") && has!(text, "out of memory")
+        || has!(text, "Out of memory: Kill")
+        || has!(text, "oom_kill event")
+        || has!(text, "oom-kill event")
+        || has!(text, "OOM Killed")
     {
         let detail = RE_KILLED_PROCESS
             .captures(text)
@@ -2028,9 +2060,9 @@ fn host_memory(text: &str) -> Option<ObsKind> {
             detail,
         });
     }
-    if text.contains("DefaultCPUAllocator: can't allocate memory")
-        || text.contains("DefaultCPUAllocator: not enough memory")
-        || text.contains("_ArrayMemoryError")
+    if has!(text, "DefaultCPUAllocator: can't allocate memory")
+        || has!(text, "DefaultCPUAllocator: not enough memory")
+        || has!(text, "_ArrayMemoryError")
     {
         let detail = RE_CPU_ALLOC.captures(text).and_then(|c| {
             c.get(1)
@@ -2044,7 +2076,7 @@ fn host_memory(text: &str) -> Option<ObsKind> {
         });
     }
     // PyTorch's DataLoader: `This might be caused by insufficient shared memory (shm)`.
-    if text.contains("insufficient shared memory") {
+    if has!(text, "insufficient shared memory") {
         return Some(ObsKind::HostMemory {
             what: HostMemoryKind::SharedMemory,
             detail: None,
@@ -2073,27 +2105,29 @@ fn kernel(text: &str) -> Option<ObsKind> {
     }
     // nvidia-smi's words for a GPU the driver can no longer reach: `Unable to determine the
     // device handle for GPU 0000:0B:00.0: Unknown Error` (or `: GPU is lost`).
-    let no_handle = text.contains("Unable to determine the device handle for GPU")
-        && text.contains("Unknown Error");
-    if text.contains("fallen off the bus") || text.contains("GPU is lost") || no_handle {
+    let no_handle =
+        has!(text, "Unable to determine the device handle for GPU") && has!(text, "Unknown Error");
+    if has!(text, "fallen off the bus") || has!(text, "GPU is lost") || no_handle {
         return Some(ObsKind::Xid {
             xid: 79,
             pci: pci(),
             detail: Some(text.chars().take(200).collect()),
         });
     }
-    if text.contains("PCI I/O region assigned to your NVIDIA device is invalid") {
+    if has!(
+        text,
+        "PCI I/O region assigned to your NVIDIA device is invalid",
+    ) {
         return Some(ObsKind::PciBarUnassigned { pci: pci() });
     }
     // The driver's status for a GPU that takes no work until it is reset (after an
     // uncontained error): `Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
-    if text.contains("NV_ERR_RESET_REQUIRED") {
+    if has!(text, "NV_ERR_RESET_REQUIRED") {
         return Some(ObsKind::GpuResetRequired { pci: pci() });
     }
     // The driver dumps its GSP RPC history when a call to the GPU's firmware times out or
     // fails (Xid 119/120); the dump may be all that was copied.
-    if text.contains("RPC event history (CPU <- GSP)") || text.contains("RPC history (CPU -> GSP)")
-    {
+    if has!(text, "RPC event history (CPU <- GSP)") || has!(text, "RPC history (CPU -> GSP)") {
         return Some(ObsKind::Xid {
             xid: 119,
             pci: pci(),
@@ -2103,7 +2137,7 @@ fn kernel(text: &str) -> Option<ObsKind> {
         });
     }
     // The IOMMU refused a device's DMA: with GPUs, peer-to-peer and GPUDirect transfers.
-    if (text.contains("DMAR:") && text.contains("fault")) || text.contains("IO_PAGE_FAULT") {
+    if (has!(text, "DMAR:") && has!(text, "fault")) || has!(text, "IO_PAGE_FAULT") {
         return Some(ObsKind::IommuFault {
             pci: RE_DMA_DEVICE
                 .captures(text)
@@ -2111,9 +2145,9 @@ fn kernel(text: &str) -> Option<ObsKind> {
                 .or_else(pci),
         });
     }
-    let gsp = text.contains("Cannot initialize GSP firmware RM")
-        || (text.contains("kgspInitRm") && text.contains("cannot initialize"));
-    if gsp || text.contains("RmInitAdapter failed") || text.contains("rm_init_adapter failed") {
+    let gsp = has!(text, "Cannot initialize GSP firmware RM")
+        || (has!(text, "kgspInitRm") && has!(text, "cannot initialize"));
+    if gsp || has!(text, "RmInitAdapter failed") || has!(text, "rm_init_adapter failed") {
         return Some(ObsKind::GpuInitFailed { gsp, pci: pci() });
     }
     let lower = text.to_ascii_lowercase();
@@ -2143,9 +2177,9 @@ fn kernel(text: &str) -> Option<ObsKind> {
             return Some(ObsKind::Ecc { corrected });
         }
     }
-    if text.contains("AER:") || text.contains("PCIe Bus Error") {
-        let uncorrected = text.contains("Uncorrected") || text.contains("Fatal");
-        if uncorrected || text.contains("Corrected") {
+    if has!(text, "AER:") || has!(text, "PCIe Bus Error") {
+        let uncorrected = has!(text, "Uncorrected") || has!(text, "Fatal");
+        if uncorrected || has!(text, "Corrected") {
             return Some(ObsKind::Aer {
                 corrected: !uncorrected,
                 pci: pci(),
@@ -2162,7 +2196,7 @@ fn kernel(text: &str) -> Option<ObsKind> {
     {
         return Some(ObsKind::ThermalPower);
     }
-    if (text.contains("Slowdown") || text.contains("slowdown"))
+    if (has!(text, "Slowdown") || has!(text, "slowdown"))
         && (lower.contains("thermal") || lower.contains("power") || lower.contains("hw"))
         && (lower.contains("active") || lower.contains("gpu") || lower.contains("nvrm"))
         && !lower.contains("not active")
