@@ -210,6 +210,10 @@ pub mod detail {
     pub const ONNXRUNTIME_CPU: &str = "onnxruntime";
     /// The container runtime refused `NVIDIA_VISIBLE_DEVICES` from an unprivileged container.
     pub const VISIBLE_DEVICES_ENVVAR_REFUSED: &str = "NVIDIA_VISIBLE_DEVICES refused";
+    /// Starts the detail of another package built without CUDA (`This CTranslate2 package was
+    /// not compiled with CUDA support`, `XGBoost version not compiled with GPU support`); the
+    /// package's name follows.
+    pub const PACKAGE_WITHOUT_CUDA: &str = "built without CUDA: ";
     /// A CPU-only PaddlePaddle (`Cannot use GPU because you have installed CPU version`).
     pub const PADDLE_CPU: &str = "paddle";
     /// The container image carries its own copy of the driver's libraries, which the NVIDIA

@@ -207,6 +207,10 @@ regex!(
 /// The messages of [`CUDA_ERRORS`], in table order (pattern `i` is entry `i`).
 static CUDA_MESSAGES: LazyLock<Option<aho_corasick::AhoCorasick>> =
     LazyLock::new(|| aho_corasick::AhoCorasick::new(CUDA_ERRORS.iter().map(|e| e.message)).ok());
+regex!(
+    RE_PACKAGE_WITHOUT_CUDA,
+    r"(\w+) (?:package|version) (?:was )?not compiled with (?:CUDA|GPU) support"
+);
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
 // The memory module a host ECC error names: `P2-DIMMF1`, `CPU_SrcID#0_Ha#0_Chan#1_DIMM#0`.
@@ -1405,6 +1409,22 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((
             EnvKind::ArchUnsupported,
             Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
+        ));
+    }
+    // Other packages' builds without CUDA: `This CTranslate2 package was not compiled with CUDA
+    // support`, `XGBoost version not compiled with GPU support`.
+    if let Some(c) = RE_PACKAGE_WITHOUT_CUDA.captures(text) {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}{}", detail::PACKAGE_WITHOUT_CUDA, &c[1])),
+        ));
+    }
+    // podman before 4.1 knows no CDI names and takes `nvidia.com/gpu=0` for a file: `Error:
+    // stat nvidia.com/gpu=0: no such file or directory`.
+    if has!(text, "stat nvidia.com/gpu=") {
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::CDI_UNRESOLVED.to_owned()),
         ));
     }
     // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`

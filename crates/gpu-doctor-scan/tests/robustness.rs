@@ -101,6 +101,8 @@ const PIECES: &[&[u8]] = &[
     b"ptxas x, line 1; error   : Feature '.bf16' requires .target sm_99999999999999999999 or higher",
     b"Compiled against cuBLASLt 11.9.2.0 but running against cuBLASLt ",
     b"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
+    b"This CTranslate2 package was not compiled with CUDA support",
+    b"stat nvidia.com/gpu=",
     b"Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1",
     b"Could not satisfy explicit device specification '/device:GPU:0' because no supported kernel for GPU devices",
     b"CUBLAS error: 99999999999999999999",

@@ -48,6 +48,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
         Some(d) if d == detail::ONNXRUNTIME_CPU => onnxruntime(&hits),
         Some(d) if d == detail::PADDLE_CPU => paddle(&hits),
+        Some(d) if d.starts_with(detail::PACKAGE_WITHOUT_CUDA) => {
+            package_without_cuda(&hits, &d[detail::PACKAGE_WITHOUT_CUDA.len()..])
+        }
         _ => pytorch(&hits),
     };
     vec![Hit {
@@ -123,12 +126,12 @@ fn jax(hits: &[&Observation]) -> Finding {
 }
 
 /// JAX before 0.4.14 said only that it found no GPU: a CPU-only jaxlib most often, else a CUDA
-/// jaxlib whose backend failed (its error is printed before, and ranks first).
+/// jaxlib whose backend failed. A warning, so that such an error printed before it ranks first.
 fn jax_fallback(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD541",
         Cause::EnvTorchCpuBuild,
-        Severity::Error,
+        Severity::Warn,
         "JAX found no GPU and fell back to the CPU: most often the installed jaxlib is the CPU-only build (a plain `pip install jax`); with a CUDA jaxlib, an error printed before this says why its GPU backend did not start.",
         0.6,
         hits,
@@ -164,6 +167,30 @@ fn onnxruntime(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Check the result",
         Some("python -c \"import onnxruntime as ort; print(ort.get_available_providers())\"".to_owned()),
+        None,
+    )
+}
+
+/// Another package built without CUDA (CTranslate2, XGBoost, ...): its own words name it.
+fn package_without_cuda(hits: &[&Observation], package: &str) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        format!(
+            "The installed {package} was built without GPU support: it cannot use the GPU whatever the driver."
+        ),
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        format!("Install {package}'s GPU build for your platform and CUDA, or rebuild it with CUDA enabled"),
+        None,
+        Some("prebuilt wheels for some platforms (aarch64, Jetson, Windows) are CPU-only; a source build needs its CUDA option on (e.g. -DUSE_CUDA=ON / -DWITH_CUDA=ON)".to_owned()),
+    )
+    .with_remedy(
+        "See which build is installed and where it came from",
+        Some(format!("pip show {} 2>/dev/null || conda list | grep -i {}", package.to_ascii_lowercase(), package.to_ascii_lowercase())),
         None,
     )
 }

@@ -278,4 +278,9 @@ fn cdi_unresolved(hits: &[&Observation]) -> Finding {
         Some("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml && nvidia-ctk cdi list".to_owned()),
         Some("regenerate it after every driver update (the toolkit's nvidia-cdi-refresh service does so)".to_owned()),
     )
+    .with_remedy(
+        "With podman, use 4.1 or newer: older versions know no CDI names and take nvidia.com/gpu=0 for a file path",
+        Some("podman --version".to_owned()),
+        None,
+    )
 }

@@ -981,3 +981,45 @@ fn families_learnt_from_the_fifteenth_blind_sample() {
         tensorrt[0].message
     );
 }
+
+#[test]
+fn families_learnt_from_the_sixteenth_blind_sample() {
+    let cases: [(&str, &str, Cause); 3] = [
+        (
+            "ValueError: This CTranslate2 package was not compiled with CUDA support\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "XGBoostError: [12:54:26] /home/u/xgboost/src/learner.cc:180: XGBoost version not compiled with GPU support.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "Error: stat nvidia.com/gpu=0: no such file or directory\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+    ];
+    for (text, code, cause) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first().map(|c| (c.0.as_str(), c.1)),
+            Some((code, cause)),
+            "{text}"
+        );
+    }
+    let ct2 =
+        explain_text(b"ValueError: This CTranslate2 package was not compiled with CUDA support\n");
+    assert!(ct2[0].message.contains("CTranslate2"), "{}", ct2[0].message);
+    // JAX's fallback is a warning: the CUDA error printed before it, which says why the GPU
+    // backend did not start, ranks first.
+    let got = codes(
+        "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\nNo GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n",
+    );
+    assert_ne!(got[0].0, "GD541", "{got:?}");
+    assert!(
+        got.iter().any(|g| g.0 == "GD541" && g.2 == Severity::Warn),
+        "{got:?}"
+    );
+}
