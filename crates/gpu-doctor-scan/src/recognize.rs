@@ -1405,7 +1405,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // TensorFlow without kernels for the GPU's compute capability, JIT-compiling its PTX (slow
     // start-up, and no kernels at all where no PTX fits): `TensorFlow was not built with CUDA
     // kernel binaries compatible with compute capability 9.0.`
-    if let Some(c) = RE_TF_NO_KERNEL_BINARIES.captures(text) {
+    if has!(text, "not built with CUDA kernel binaries")
+        && let Some(c) = RE_TF_NO_KERNEL_BINARIES.captures(text)
+    {
         return Some((
             EnvKind::ArchUnsupported,
             Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
@@ -1413,7 +1415,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // Other packages' builds without CUDA: `This CTranslate2 package was not compiled with CUDA
     // support`, `XGBoost version not compiled with GPU support`.
-    if let Some(c) = RE_PACKAGE_WITHOUT_CUDA.captures(text) {
+    if has!(text, "not compiled with")
+        && let Some(c) = RE_PACKAGE_WITHOUT_CUDA.captures(text)
+    {
         return Some((
             EnvKind::TorchCpuBuild,
             Some(format!("{}{}", detail::PACKAGE_WITHOUT_CUDA, &c[1])),
@@ -1433,7 +1437,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // CUDA's assembler refusing an instruction this GPU lacks (bf16 before sm_80): `ptxas ...
     // error : Feature 'cvt.bf16.f32' requires .target sm_80 or higher`.
-    if let Some(c) = RE_PTXAS_REQUIRES_TARGET.captures(text) {
+    if has!(text, "requires .target sm_")
+        && let Some(c) = RE_PTXAS_REQUIRES_TARGET.captures(text)
+    {
         return Some((
             EnvKind::ArchUnsupported,
             Some(format!("needs sm_{}", &c[1])),
@@ -1441,7 +1447,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // TensorRT's check of the cuBLAS/cuDNN it loaded: `Myelin (Compiled against cuBLASLt
     // 11.9.2.0 but running against cuBLASLt 11.2.1.0.)`.
-    if let Some(c) = RE_COMPILED_RUNNING.captures(text) {
+    if has!(text, "but running against")
+        && let Some(c) = RE_COMPILED_RUNNING.captures(text)
+    {
         return Some((
             EnvKind::LibMismatch,
             Some(format!("{} {} (built with {})", &c[3], &c[4], &c[2])),
@@ -1583,7 +1591,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // NVIDIA's NGC containers check the driver at start-up: `ERROR: This container was built
     // for NVIDIA Driver Release 450.51 or later, but` (the version found is on the next line).
-    if let Some(c) = RE_NGC_DRIVER.captures(text) {
+    if has!(text, "built for NVIDIA Driver Release")
+        && let Some(c) = RE_NGC_DRIVER.captures(text)
+    {
         return Some((
             EnvKind::DriverTooOld,
             Some(format!("the container needs driver {} or later", &c[1])),
