@@ -379,6 +379,19 @@ pub enum DriverInstallOutcome {
 }
 
 impl ObsKind {
+    /// The PCI address of the device a kernel-log line names, for the kinds that carry one.
+    pub fn pci(&self) -> Option<&str> {
+        match self {
+            ObsKind::Xid { pci, .. }
+            | ObsKind::Aer { pci, .. }
+            | ObsKind::IommuFault { pci }
+            | ObsKind::GpuInitFailed { pci, .. }
+            | ObsKind::GpuResetRequired { pci }
+            | ObsKind::PciBarUnassigned { pci } => pci.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A short name for the kind, for counts and bounds.
     pub fn name(&self) -> &'static str {
         match self {

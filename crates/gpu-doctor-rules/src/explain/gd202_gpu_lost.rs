@@ -1,7 +1,9 @@
 //! GD202: the GPU fell off the bus (Xid 79), is lost, or needs a reset before any more work.
 
 use super::xid::XidClass;
-use super::{Hit, Input, evidence, finding_from, observations_where, xid_observations, xid_phrase};
+use super::{
+    Hit, Input, at_pci, evidence, finding_from, observations_where, xid_observations, xid_phrase,
+};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::ObsKind;
@@ -69,10 +71,7 @@ fn reset_required(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = hits.first() else {
         return Vec::new();
     };
-    let at = match &first.kind {
-        ObsKind::GpuResetRequired { pci: Some(p) } => format!(" at PCI {p}"),
-        _ => String::new(),
-    };
+    let at = at_pci(&hits[..1]);
     let f = finding_from(
         "GD202",
         Cause::HwXid,

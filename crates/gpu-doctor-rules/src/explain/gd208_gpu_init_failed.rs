@@ -1,6 +1,6 @@
 //! GD208: the driver could not bring a GPU up (`RmInitAdapter failed`).
 
-use super::{Hit, Input, finding_from, observations_where};
+use super::{Hit, Input, at_pci, finding_from, observations_where};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
@@ -53,11 +53,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let gsp = hits
         .iter()
         .any(|o| matches!(o.kind, ObsKind::GpuInitFailed { gsp: true, .. }));
-    let pci = hits.iter().find_map(|o| match &o.kind {
-        ObsKind::GpuInitFailed { pci: Some(p), .. } => Some(p.clone()),
-        _ => None,
-    });
-    let at = pci.map(|p| format!(" at PCI {p}")).unwrap_or_default();
+    let at = at_pci(&hits);
     let f = if gsp {
         gsp_failed(&hits, &at)
     } else {
@@ -114,13 +110,7 @@ fn init_failed(hits: &[&Observation], at: &str) -> Finding {
 /// The firmware or kernel left the GPU's BAR unassigned (large-BAR GPUs behind a BIOS without
 /// "Above 4G decoding", eGPUs, hot-plug): the driver cannot probe it. Not a GPU fault.
 fn bar_unassigned(hits: &[&Observation]) -> Finding {
-    let at = hits
-        .iter()
-        .find_map(|o| match &o.kind {
-            ObsKind::PciBarUnassigned { pci: Some(p) } => Some(format!(" at PCI {p}")),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let at = at_pci(hits);
     finding_from(
         "GD208",
         Cause::Other,

@@ -399,9 +399,15 @@ pub(crate) fn xid_phrase(obs: &Observation, n: u32) -> String {
         || "not in the catalog".to_owned(),
         |e| e.description.clone(),
     );
-    let at = match &obs.kind {
-        gpu_doctor_scan::ObsKind::Xid { pci: Some(p), .. } => format!(" at PCI {p}"),
-        _ => String::new(),
-    };
+    let at = at_pci(&[obs]);
     format!("Xid {n} ({what}){at}")
+}
+
+/// " at PCI 0000:05:00" for the first of these observations that names its device, else "".
+pub(crate) fn at_pci(observations: &[&Observation]) -> String {
+    observations
+        .iter()
+        .find_map(|o| o.kind.pci())
+        .map(|p| format!(" at PCI {p}"))
+        .unwrap_or_default()
 }

@@ -10,6 +10,37 @@ fn codes(text: &str) -> Vec<(String, Cause, Severity)> {
         .collect()
 }
 
+/// Asserts the primary finding's cause for each text.
+fn assert_primary_causes(cases: &[(&str, Cause)]) {
+    for &(text, cause) in cases {
+        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
+    }
+}
+
+/// Asserts the primary finding's rule and cause for each text.
+fn assert_primary_findings(cases: &[(&str, &str, Cause)]) {
+    for &(text, code, cause) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first().map(|c| (c.0.as_str(), c.1)),
+            Some((code, cause)),
+            "{text}"
+        );
+    }
+}
+
+/// Asserts the primary finding's rule, cause and severity for each text.
+fn assert_primary_findings_with_severity(cases: &[(&str, &str, Cause, Severity)]) {
+    for &(text, code, cause, severity) in cases {
+        let got = codes(text);
+        assert_eq!(
+            got.first(),
+            Some(&(code.to_owned(), cause, severity)),
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn nothing_in_nothing_out() {
     assert!(explain_text(b"epoch 1 loss 0.3\nepoch 2 loss 0.2\n").is_empty());
@@ -420,9 +451,7 @@ fn families_learnt_from_the_fourth_blind_sample() {
             Cause::Other,
         ),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
     // The answer must follow the question: a lone `False` is nothing.
     assert!(codes("False\n").is_empty());
     assert!(codes("torch                    2.1.0+cu121\n").is_empty());
@@ -517,9 +546,7 @@ fn families_learnt_from_the_fifth_blind_sample() {
             Cause::EnvVisibleDevices,
         ),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
     // JAX's "no supported devices" follows the failure that caused it and ranks after it.
     let jax = "E1130 01:36:02.795996     623 platform_util.cc:279] Failed to create stream executor for device CUDA:0: : CUDA_ERROR_OUT_OF_MEMORY: out of memory\njax.errors.JaxRuntimeError: INTERNAL: no supported devices found for platform CUDA\n";
     let got = codes(jax);
@@ -552,9 +579,7 @@ fn families_learnt_from_the_sixth_blind_sample() {
             Cause::IllegalAccess,
         ),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
     // The profiler's library is optional.
     assert!(codes("I tensorflow/stream_executor/dso_loader.cc:130] Couldn't open CUDA library libcupti.so.9.0. LD_LIBRARY_PATH: /usr/local/cuda/lib64\n").is_empty());
 }
@@ -591,9 +616,7 @@ fn families_learnt_from_the_seventh_blind_sample() {
             Cause::EnvVisibleDevices,
         ),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
     let got = explain_text(cases[0].0.as_bytes());
     assert!(
         got[0]
@@ -626,9 +649,7 @@ fn families_learnt_from_the_eighth_blind_sample() {
         ),
         ("\tKernel driver in use: nouveau\n", Cause::EnvNoDriver),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
     // Free memory equal to the request after rounding is no evidence of fragmentation.
     let even = "RuntimeError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; 47.54 GiB total capacity; 43.42 GiB already allocated; 1.50 GiB free; 44.20 GiB reserved in total by PyTorch)\n";
     assert_eq!(codes(even)[0].1, Cause::OomCapacity);
@@ -666,9 +687,7 @@ fn families_learnt_from_the_tenth_blind_sample() {
             Cause::EnvLibMissing,
         ),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
 }
 
 #[test]
@@ -719,14 +738,7 @@ fn families_learnt_from_the_eleventh_blind_sample() {
             Severity::Error,
         ),
     ];
-    for (text, code, cause, severity) in cases {
-        let got = codes(text);
-        assert_eq!(
-            got.first(),
-            Some(&(code.to_owned(), cause, severity)),
-            "{text}"
-        );
-    }
+    assert_primary_findings_with_severity(&cases);
     let explained = explain_text(
         b"Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 - Assertion\n",
     );
@@ -811,9 +823,7 @@ fn families_learnt_from_the_twelfth_blind_sample() {
             Cause::OomCapacity,
         ),
     ];
-    for (text, cause) in cases {
-        assert_eq!(codes(text).first().map(|c| c.1), Some(cause), "{text}");
-    }
+    assert_primary_causes(&cases);
     // The NGC container's own check names the driver it needs; the 804 after it is its echo.
     let ngc = explain_text(
         b"ERROR: This container was built for NVIDIA Driver Release 450.51 or later, but\n       version 440.33.01 was detected and compatibility mode is UNAVAILABLE.\n\n       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]\n",
@@ -860,14 +870,7 @@ fn families_learnt_from_the_thirteenth_blind_sample() {
             Cause::HwXid,
         ),
     ];
-    for (text, code, cause) in cases {
-        let got = codes(text);
-        assert_eq!(
-            got.first().map(|c| (c.0.as_str(), c.1)),
-            Some((code, cause)),
-            "{text}"
-        );
-    }
+    assert_primary_findings(&cases);
     // With a driver/DSO mismatch printed before it, JAX's fallback is that mismatch's echo.
     let got = codes(
         "kernel version 515.48.7 does not match DSO version 510.73.5 -- cannot find working devices in this configuration\nNo GPU/TPU found, falling back to CPU.\n",
@@ -909,14 +912,7 @@ fn families_learnt_from_the_fourteenth_blind_sample() {
             Severity::Error,
         ),
     ];
-    for (text, code, cause, severity) in cases {
-        let got = codes(text);
-        assert_eq!(
-            got.first(),
-            Some(&(code.to_owned(), cause, severity)),
-            "{text}"
-        );
-    }
+    assert_primary_findings_with_severity(&cases);
     let jit = explain_text(
         b"TensorFlow was not built with CUDA kernel binaries compatible with compute capability 9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.\n",
     );
@@ -962,14 +958,7 @@ fn families_learnt_from_the_fifteenth_blind_sample() {
             Cause::EnvLibMissing,
         ),
     ];
-    for (text, code, cause) in cases {
-        let got = codes(text);
-        assert_eq!(
-            got.first().map(|c| (c.0.as_str(), c.1)),
-            Some((code, cause)),
-            "{text}"
-        );
-    }
+    assert_primary_findings(&cases);
     // The Ultralytics banner of a CUDA build is no finding.
     assert!(codes("Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cu121 CUDA:0 (NVIDIA H200, 143771MiB)\n").is_empty());
     let tensorrt = explain_text(
@@ -1001,14 +990,7 @@ fn families_learnt_from_the_sixteenth_blind_sample() {
             Cause::EnvVisibleDevices,
         ),
     ];
-    for (text, code, cause) in cases {
-        let got = codes(text);
-        assert_eq!(
-            got.first().map(|c| (c.0.as_str(), c.1)),
-            Some((code, cause)),
-            "{text}"
-        );
-    }
+    assert_primary_findings(&cases);
     let ct2 =
         explain_text(b"ValueError: This CTranslate2 package was not compiled with CUDA support\n");
     assert!(ct2[0].message.contains("CTranslate2"), "{}", ct2[0].message);
