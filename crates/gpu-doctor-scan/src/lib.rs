@@ -711,6 +711,30 @@ noise File \"x\", line 1, in validate\n";
     }
 
     #[test]
+    fn nccl_2_line_starts_need_a_source_location_with_its_line_number() {
+        assert!(nccl_warning_start(
+            b"include/socket.h:344 WARN Socket creation failed"
+        ));
+        assert!(nccl_warning_start(
+            b"instance-1:454:484 [0] include/socket.h:185 WARN Call to connect failed"
+        ));
+        // No line number, no file extension, or no WARN: not NCCL's shape.
+        assert!(!nccl_warning_start(
+            b"include/socket.h: WARN Socket creation failed"
+        ));
+        assert!(!nccl_warning_start(
+            b"include/socket:344 WARN Socket creation failed"
+        ));
+        assert!(!nccl_warning_start(
+            b"include/socket.h:344 INFO Socket creation"
+        ));
+        assert!(!nccl_warning_start(
+            b"instance-1:454: [0] include/socket.h:185 WARN x"
+        ));
+        assert!(!nccl_warning_start(b"  include/socket.h:344 WARN indented"));
+    }
+
+    #[test]
     fn nccl_2_warnings_are_read_by_their_source_location() {
         // NCCL 2 named neither itself nor CUDA on these lines; an INFO line, a Python
         // warning and a location without `WARN` are not read.

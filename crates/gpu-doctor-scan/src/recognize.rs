@@ -2432,6 +2432,18 @@ mod tests {
             .unwrap()
     }
 
+    #[test]
+    fn two_cuda_messages_on_a_line_give_the_tables_first() {
+        // The messages are matched in one pass; the entry is still the table's first (700
+        // before 716), not the one the line names first.
+        match one(
+            "RuntimeError: CUDA error: misaligned address, then an illegal memory access was encountered",
+        ) {
+            ObsKind::CudaError(e) => assert_eq!(e.code, Some(700)),
+            other => panic!("{other:?}"),
+        }
+    }
+
     fn oom_of(text: &str) -> OomInfo {
         match one(text) {
             ObsKind::Oom(o) => o,
