@@ -345,6 +345,13 @@ pub enum ObsKind {
         /// The operation or node, when named.
         op: Option<String>,
     },
+    /// A line that says the job failed, of a failure no recogniser knew: a Python exception,
+    /// a fatal check, a crash (see `failure`).
+    Failure {
+        form: FailureForm,
+        /// The exception's class name (`ValueError`), for a Python exception.
+        name: Option<String>,
+    },
     /// An NVIDIA driver installer's (nvidia-installer's, DKMS's) error.
     DriverInstall {
         outcome: DriverInstallOutcome,
@@ -364,6 +371,19 @@ pub enum HostMemoryKind {
     AllocFailed,
     /// Shared memory (`/dev/shm`) is too small: `DataLoader` workers, NCCL's shm transport.
     SharedMemory,
+}
+
+/// How a failure line says the job failed, from most to least telling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureForm {
+    /// A process that died of a signal: `Segmentation fault`, `Aborted (core dumped)`.
+    Crash,
+    /// A fatal check or an uncaught C++ exception: glog's `F...] Check failed:`,
+    /// `terminate called after throwing`, `fatal error`.
+    Fatal,
+    /// A Python exception line: `ValueError: ...`.
+    Exception,
 }
 
 /// What an NVIDIA driver installer (nvidia-installer, DKMS) reported.
@@ -415,6 +435,7 @@ impl ObsKind {
             ObsKind::Temperature { .. } => "temperature",
             ObsKind::HostMemory { .. } => "host_memory",
             ObsKind::DriverInstall { .. } => "driver_install",
+            ObsKind::Failure { .. } => "failure",
             ObsKind::IommuFault { .. } => "iommu_fault",
             ObsKind::TfPlacement { .. } => "tf_placement",
             ObsKind::GpuResetRequired { .. } => "gpu_reset_required",

@@ -16,8 +16,11 @@
 //! - Lines that are only a step and a byte count (`10 469767680`) are read too, although they
 //!   name no trigger word: that is how a memory series is often printed. In the stretches the
 //!   prefilter skips, only lines that start with a digit, or with one of a few fixed starts
-//!   (`LINE_STARTS`: traceback frames, installer errors, `No devices were found`...), get a
-//!   closer look.
+//!   (`LINE_STARTS`: traceback frames, installer errors, `No devices were found`...), or with
+//!   a Python exception's class name (`ValueError:`), get a closer look.
+//! - A line that says the job failed but that no recogniser knows (a Python exception, a
+//!   fatal check, a crash) is kept as [`ObsKind::Failure`], so that a failure of no known GPU
+//!   cause is still reported as a failure.
 //! - Lines are split on `\n` and `\r` (progress bars), cleaned of ANSI colour codes and
 //!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
 //!   kept on the observation).
@@ -25,13 +28,14 @@
 mod clean;
 mod cuda_errors;
 mod facts;
+mod failure;
 mod recognize;
 pub mod units;
 
 pub use cuda_errors::{CUDA_ERRORS, CudaErrorEntry, lookup_cuda_error};
 pub use facts::{
-    CudaErrorInfo, DriverInstallOutcome, EnvKind, Framework, HostMemoryKind, LibStatus, LogFacts,
-    NcclInfo, ObsKind, Observation, OomInfo, OomStyle, detail,
+    CudaErrorInfo, DriverInstallOutcome, EnvKind, FailureForm, Framework, HostMemoryKind,
+    LibStatus, LogFacts, NcclInfo, ObsKind, Observation, OomInfo, OomStyle, detail,
 };
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -267,7 +271,7 @@ fn line_start_matches(line: &[u8]) -> bool {
         .take_while(|b| **b == b' ' || **b == b'\t')
         .count();
     let rest = &line[indent..];
-    matches!(
+    let fixed_start = matches!(
         rest.first(),
         Some(
             b'T' | b'F'
@@ -286,7 +290,8 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'j'
                 | b'U'
         )
-    ) && LINE_STARTS.iter().any(|start| rest.starts_with(start))
+    ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
+    fixed_start || failure::starts_like_failure(rest)
 }
 
 /// Lines read unconditionally after a line that starts a multi-line message (the
@@ -505,6 +510,12 @@ impl Scanner {
             }
             if let Some(fw) = found.framework_hint {
                 self.facts.frameworks.insert(fw);
+            }
+            if found.observations.is_empty()
+                && let Some(kind) = failure::failure(&cleaned.text)
+            {
+                self.record(kind, found.framework_hint, &cleaned.text, cleaned.rank);
+                continue;
             }
             for (kind, framework) in found.observations {
                 if let Some(fw) = framework {

@@ -252,3 +252,14 @@ torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n\
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("host_oom_kill", text(&out));
 }
+
+#[test]
+fn a_failure_of_no_known_gpu_cause_is_a_failure_not_a_clean_log() {
+    // transformers#680: BERT's 512 position embeddings indexed past their end (on the CPU).
+    let job = b"  File \"/miniconda3/lib/python3.6/site-packages/torch/nn/functional.py\", line 1506, in embedding\n\
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)\n\
+RuntimeError: index out of range at ../aten/src/TH/generic/THTensorEvenMoreMath.cpp:193\n";
+    let out = gpu_doctor(&["explain", "-"], Some(job));
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("unrecognised_failure", text(&out));
+}

@@ -42,6 +42,7 @@ mod gd548_driver_install;
 mod gd549_tf_placement;
 mod gd570_memory_growth;
 mod gd571_sanitizer_report;
+mod gd579_unrecognised_failure;
 pub mod oom;
 pub mod xid;
 
@@ -87,6 +88,7 @@ pub static RULES: &[&RuleDoc] = &[
     &gd549_tf_placement::DOC,
     &gd570_memory_growth::DOC,
     &gd571_sanitizer_report::DOC,
+    &gd579_unrecognised_failure::DOC,
 ];
 
 /// What every rule gets: the scanned facts, what the GPUs show now (with `--live`), and
@@ -154,7 +156,22 @@ pub fn diagnose(facts: &LogFacts, live: Option<&Sample>) -> Vec<Finding> {
         oom: oom::analyse(facts, live),
     };
     let mut hits: Vec<Hit> = CHECKS.iter().flat_map(|check| check(&input)).collect();
+    // A failure line speaks only when no rule found an error: then it is the failure.
+    let unrecognised = hits
+        .iter()
+        .all(|h| h.finding.severity < Severity::Error)
+        .then(|| gd579_unrecognised_failure::check(facts))
+        .flatten();
     order(&mut hits);
+    if let Some(hit) = unrecognised {
+        // Below a warning (an environment warning often explains a later failure), above
+        // what is only information.
+        let at = hits
+            .iter()
+            .position(|h| h.finding.severity <= Severity::Info)
+            .unwrap_or(hits.len());
+        hits.insert(at, hit);
+    }
     hits.into_iter().map(|h| h.finding).collect()
 }
 

@@ -1005,3 +1005,52 @@ fn families_learnt_from_the_sixteenth_blind_sample() {
         "{got:?}"
     );
 }
+
+#[test]
+fn a_failure_no_rule_knows_is_reported_as_other_not_as_no_problem() {
+    let traceback = "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    labels = targets[:, 0].long()\nAssertionError: Label class 24 exceeds nc=24 in yolo.yaml\n";
+    assert_primary_findings_with_severity(&[
+        (traceback, "GD579", Cause::Other, Severity::Error),
+        // The exception that ended the job: the last of a chain, over the crash after it.
+        (
+            "cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_COMPILATION (6)\nDuring handling of the above exception, another exception occurred:\ncupy.cuda.compiler.CompileException: nvrtc: error: failed\nSegmentation fault (core dumped)\n",
+            "GD579",
+            Cause::Other,
+            Severity::Error,
+        ),
+        (
+            "F0823 10:05:15.257066  3197 hl_cuda_cublas.cc:137] Check failed: CUBLAS_STATUS_SUCCESS == g_cublasStat (0 vs. 1)\nAborted (core dumped)\n",
+            "GD579",
+            Cause::Other,
+            Severity::Error,
+        ),
+    ]);
+    let findings = super::explain_text(
+        b"cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_COMPILATION (6)\nDuring handling of the above exception, another exception occurred:\ncupy.cuda.compiler.CompileException: nvrtc: error: failed\nSegmentation fault (core dumped)\n",
+    );
+    assert!(
+        findings[0]
+            .message
+            .contains("failed with `cupy.cuda.compiler.CompileException: nvrtc: error: failed`"),
+        "{}",
+        findings[0].message
+    );
+    assert_eq!(findings[0].evidence[0].line, Some(3));
+}
+
+#[test]
+fn a_failure_line_stays_silent_when_a_rule_found_the_error_and_below_warnings() {
+    // A known error explains the exception line that carries it and the crash after it.
+    let codes_of = |text: &str| codes(text).into_iter().map(|c| c.0).collect::<Vec<_>>();
+    assert_eq!(
+        codes_of(
+            "RuntimeError: CUDA error: an illegal memory access was encountered\nSegmentation fault (core dumped)\n"
+        ),
+        ["GD510"]
+    );
+    // An environment warning often explains what failed after it: it stays first.
+    let warned = codes_of(
+        "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\nValueError: shapes (3,) and (4,) not aligned\n",
+    );
+    assert_eq!(warned, ["GD541", "GD579"]);
+}

@@ -1,0 +1,111 @@
+//! GD579: the job failed, and no rule knows the failure.
+//!
+//! Unlike the other rules, this one runs after them (see `diagnose`): it speaks only when
+//! none of them found an error, so it never competes with a known cause.
+
+use super::{Hit, evidence};
+use crate::registry::RuleDoc;
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::{FailureForm, LogFacts, ObsKind, Observation};
+
+pub(crate) static DOC: RuleDoc = RuleDoc {
+    code: "GD579",
+    name: "unrecognised-failure",
+    cause: Some(Cause::Other),
+    summary: "The job failed (an exception, a fatal check, a crash) with an error that is none of the GPU causes gpu-doctor knows",
+    body: r#"## What it does
+When no other rule found an error, looks for the line that says the job failed: a Python
+exception (`ValueError: ...`, `cupy.cuda.cufft.CuFFTError: CUFFT_INVALID_VALUE`), a fatal
+check or an uncaught C++ exception (glog's `F0823 ... Check failed: ...`, `terminate called
+after throwing ...`, `fatal error`), or a crash (`Segmentation fault`, `Aborted (core
+dumped)`). It reports the most telling one (an exception over a fatal check over a crash; the
+last of its kind, which in a chained Python traceback is the one that ended the job).
+
+## Why is this bad?
+The job failed, but not with an out-of-memory error, a CUDA, cuDNN, cuBLAS or NCCL error, a
+driver or library problem or a hardware fault that gpu-doctor knows: the cause is most
+likely in the program, its data or a library's own bug. Saying "no problem found" would be
+wrong; this says where to look instead.
+
+## Example
+```
+  File "train.py", line 88, in <module>
+    labels = targets[:, 0].long()
+AssertionError: Label class 24 exceeds nc=24 in yolo.yaml. Possible class labels are 0-23
+```
+
+## How to fix
+1. Read the traceback above the line: the error is in the code, the data or the library that
+   raised it, and its message usually says which.
+2. Rule out the environment and the GPU: `gpu-doctor check`, and for a crash
+   `gpu-doctor explain --kernel` (an Xid at the same time points at the GPU).
+3. A crash inside GPU code can be an invalid memory access that was not reported as one:
+   run it under `compute-sanitizer` (`gpu-doctor sanitize -- python train.py`).
+"#,
+};
+
+/// The failure finding, when the job printed a failure line. `diagnose` asks only when no
+/// other rule found an error.
+pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
+    let (obs, form, name) = most_telling(facts)?;
+    let line = shortened(&obs.text);
+    let (what, confidence) = match (form, name) {
+        (FailureForm::Exception, Some(_)) => (format!("failed with `{line}`"), 0.4),
+        (FailureForm::Exception, None) | (FailureForm::Fatal, _) => {
+            (format!("failed with `{line}`"), 0.35)
+        }
+        (FailureForm::Crash, _) => (format!("crashed (`{line}`)"), 0.3),
+    };
+    let mut f = Finding::new(
+        DOC.code,
+        Cause::Other,
+        Severity::Error,
+        format!(
+            "The job {what}, which is none of the GPU failures gpu-doctor knows: the cause is most likely in the program, its data or a library, not in the GPU, its memory or its driver."
+        ),
+    )
+    .confidence(confidence)
+    .with_evidence(evidence(obs))
+    .with_remedy(
+        "Read the traceback that ends at this line: the error's own message names the code, data or library at fault",
+        None,
+        None,
+    )
+    .with_remedy(
+        "Rule out the environment and the GPU",
+        Some("gpu-doctor check".to_owned()),
+        Some("and gpu-doctor explain --kernel for Xids logged at the same time".to_owned()),
+    );
+    if form == FailureForm::Crash {
+        f = f.with_remedy(
+            "A crash in GPU code can be an invalid memory access: run the job under compute-sanitizer",
+            Some("gpu-doctor sanitize -- python train.py".to_owned()),
+            Some("expect a 10–100× slowdown; a small input that still crashes is enough".to_owned()),
+        );
+    }
+    Some(Hit {
+        finding: f,
+        seq: obs.seq,
+    })
+}
+
+/// The last failure line of the most telling form.
+fn most_telling(facts: &LogFacts) -> Option<(&Observation, FailureForm, Option<&str>)> {
+    facts
+        .observations
+        .iter()
+        .filter_map(|o| match &o.kind {
+            ObsKind::Failure { form, name } => Some((o, *form, name.as_deref())),
+            _ => None,
+        })
+        .max_by_key(|(o, form, _)| (*form, o.seq))
+}
+
+/// The line as the message quotes it: at most 160 characters.
+fn shortened(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,185 @@
+//! Lines that say a job failed, whatever the failure: a Python exception (`ValueError: ...`),
+//! a fatal check (`F0823 10:05:15.257066  3197 file.cc:137] Check failed: ...`), an uncaught
+//! C++ exception, a crash (`Segmentation fault (core dumped)`).
+//!
+//! The recognisers in `recognize` know GPU failures by their words; these lines are what is
+//! left when none of them knew the line. They let `explain` say "the job failed with this,
+//! and it is none of the GPU causes I know" instead of "no problem", and they are cheap to
+//! find: a Python exception is the first word of its line, so [`starts_like_failure`] looks
+//! at a line's first word only, and crashes at where a line starts.
+
+use crate::facts::{FailureForm, ObsKind};
+
+/// Whether a line (after its indentation) starts the way a failure line starts. A fast,
+/// byte-level look for lines without a trigger word; [`failure`] decides on the clean text.
+pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
+    match line.first() {
+        Some(b'F') if glog_fatal(line) => true,
+        Some(b'S' | b'A' | b'B' | b't' | b'F')
+            if CRASH_STARTS.iter().any(|s| line.starts_with(s)) =>
+        {
+            true
+        }
+        Some(b) if b.is_ascii_alphabetic() || *b == b'_' => exception_name(line).is_some(),
+        _ => false,
+    }
+}
+
+/// What a failure line is, if it is one. `text` is a clean line that no recogniser knew.
+pub(crate) fn failure(text: &str) -> Option<ObsKind> {
+    let line = text.trim_start().as_bytes();
+    if let Some(name) = exception_name(line) {
+        return Some(ObsKind::Failure {
+            form: FailureForm::Exception,
+            name: Some(name.to_owned()),
+        });
+    }
+    let form = if glog_fatal(line)
+        || line.starts_with(b"terminate called after throwing")
+        || line.starts_with(b"Fatal Python error")
+        || memchr::memmem::find(line, b"Check failed:").is_some()
+        || memchr::memmem::find(line, b"fatal error").is_some()
+    {
+        FailureForm::Fatal
+    } else if CRASH_STARTS.iter().any(|s| line.starts_with(s))
+        || memchr::memmem::find(line, b"core dumped").is_some()
+        || memchr::memmem::find(line, b"Segmentation fault").is_some()
+    {
+        FailureForm::Crash
+    } else {
+        return None;
+    };
+    Some(ObsKind::Failure { form, name: None })
+}
+
+/// Line starts of a process that died: the shell's and libc's words for a signal.
+const CRASH_STARTS: &[&[u8]] = &[
+    b"Segmentation fault",
+    b"Aborted",
+    b"Bus error",
+    b"Fatal Python error",
+    b"terminate called after throwing",
+];
+
+/// glog's fatal line: `F` and the date (`F0823 10:05:15.257066 ...`).
+fn glog_fatal(line: &[u8]) -> bool {
+    line.len() > 6
+        && line[0] == b'F'
+        && line[1..5].iter().all(u8::is_ascii_digit)
+        && line[5] == b' '
+}
+
+/// The exception's class name when the line is a Python exception line: a dotted name that
+/// ends in `Error` or `Exception`, then `:` or the end of the line
+/// (`tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed`).
+fn exception_name(line: &[u8]) -> Option<&str> {
+    let first = *line.first()?;
+    if !(first.is_ascii_alphabetic() || first == b'_') {
+        return None;
+    }
+    // Class paths are short; a long first word is something else (a path, a hash).
+    let len = line
+        .iter()
+        .take(160)
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_' || **b == b'.')
+        .count();
+    let rest = &line[len..];
+    if !(rest.is_empty() || rest[0] == b':') {
+        return None;
+    }
+    let word = &line[..len];
+    let name = word.rsplit(|b| *b == b'.').next()?;
+    if !(name.ends_with(b"Error") || name.ends_with(b"Exception")) {
+        return None;
+    }
+    std::str::from_utf8(name).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(text: &str) -> Option<(FailureForm, Option<String>)> {
+        match failure(text)? {
+            ObsKind::Failure { form, name } => Some((form, name)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn python_exceptions_by_their_class_name() {
+        for (line, name) in [
+            (
+                "ValueError: invalid literal for int() with base 10: 'MIG-377e'",
+                "ValueError",
+            ),
+            (
+                "tensorflow.python.framework.errors_impl.InternalError:  Blas GEMM launch failed",
+                "InternalError",
+            ),
+            ("  KeyError: 'CUDA'", "KeyError"),
+            (
+                "cupy.cuda.cufft.CuFFTError: CUFFT_INVALID_VALUE",
+                "CuFFTError",
+            ),
+            ("_thread.RuntimeError", "RuntimeError"),
+            ("Exception: ", "Exception"),
+        ] {
+            assert_eq!(
+                form(line),
+                Some((FailureForm::Exception, Some(name.to_owned()))),
+                "{line}"
+            );
+            assert!(starts_like_failure(line.trim_start().as_bytes()), "{line}");
+        }
+    }
+
+    #[test]
+    fn fatal_checks_and_crashes() {
+        for (line, expected) in [
+            (
+                "F0823 10:05:15.257066  3197 hl_cuda_cublas.cc:137] Check failed: a == b",
+                FailureForm::Fatal,
+            ),
+            (
+                "2019-01-01 12:00:00.000000: F tensorflow/core/kernels/x.cc:12] Check failed: ok",
+                FailureForm::Fatal,
+            ),
+            (
+                "terminate called after throwing an instance of 'c10::Error'",
+                FailureForm::Fatal,
+            ),
+            (
+                "ggml/src/ggml-cuda/fattn.cu:110: fatal error",
+                FailureForm::Fatal,
+            ),
+            ("Aborted (core dumped)", FailureForm::Crash),
+            ("Segmentation fault", FailureForm::Crash),
+            (
+                "bash: line 1:  4242 Segmentation fault      (core dumped) python x.py",
+                FailureForm::Crash,
+            ),
+        ] {
+            assert_eq!(form(line), Some((expected, None)), "{line}");
+        }
+    }
+
+    #[test]
+    fn ordinary_lines_are_not_failures() {
+        for line in [
+            "Epoch 1/10: loss=0.31",
+            "Traceback (most recent call last):",
+            "UserWarning: TypedStorage is deprecated",
+            "ErrorCount: 0",
+            "error_rate: 0.1",
+            "Errors: none",
+            "raise ValueError(msg)",
+            "    raise RuntimeError('boom')",
+            "F1 score 0.93",
+            "/usr/lib/python3/site-packages/foo/ValueError: x",
+        ] {
+            assert_eq!(form(line), None, "{line}");
+            assert!(!starts_like_failure(line.trim_start().as_bytes()), "{line}");
+        }
+    }
+}
