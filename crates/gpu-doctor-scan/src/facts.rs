@@ -222,6 +222,12 @@ pub mod detail {
     pub const IMAGE_DRIVER_LIBRARIES: &str = "driver libraries inside the image";
     /// NVRTC rejected a compile option (`NVRTC_ERROR_INVALID_OPTION`).
     pub const NVRTC_OPTION: &str = "NVRTC rejected an option";
+    /// TensorFlow's visible devices were set after its GPUs were initialized (`Visible devices
+    /// cannot be modified after being initialized`).
+    pub const VISIBLE_AFTER_INIT: &str = "visible devices set after initialization";
+    /// DeepSpeed's launcher was given a GPU id that its host's slot list lacks (`No slot '2'
+    /// specified on host 'localhost'`): `CUDA_VISIBLE_DEVICES` and `--include` disagree.
+    pub const LAUNCHER_SLOT: &str = "launcher slot";
 }
 
 /// What a line was recognised as.

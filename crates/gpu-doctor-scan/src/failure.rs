@@ -39,6 +39,8 @@ pub(crate) fn failure(text: &str) -> Option<ObsKind> {
         || line.starts_with(b"Fatal Python error")
         || memchr::memmem::find(line, b"Check failed:").is_some()
         || memchr::memmem::find(line, b"fatal error").is_some()
+        // C's `assert` (`Assertion `0' failed.`) and FAISS's (`Error: 'k > 0' failed`).
+        || memchr::memmem::find(line, b"' failed").is_some()
     {
         FailureForm::Fatal
     } else if CRASH_STARTS.iter().any(|s| line.starts_with(s))

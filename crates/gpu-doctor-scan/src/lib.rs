@@ -37,6 +37,7 @@ pub use facts::{
     CudaErrorInfo, DriverInstallOutcome, EnvKind, FailureForm, Framework, HostMemoryKind,
     LibStatus, LogFacts, NcclInfo, ObsKind, Observation, OomInfo, OomStyle, detail,
 };
+pub use recognize::is_cuda_library;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::{BTreeMap, VecDeque};

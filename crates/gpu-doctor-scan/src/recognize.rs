@@ -13,6 +13,12 @@ use crate::units::parse_size;
 use regex::{Captures, Regex};
 use std::sync::LazyLock;
 
+/// Whether a library's file name (`libcudart.so.12`, `cublas64_11.dll`) is one of CUDA's own
+/// (or the driver's, or PyTorch's CUDA libraries), rather than some other package's.
+pub fn is_cuda_library(name: &str) -> bool {
+    RE_LIB.is_match(name) || RE_TORCH_LIB.is_match(name)
+}
+
 /// What the scanner remembers between lines of one input.
 #[derive(Debug, Default)]
 pub(crate) struct Context {
@@ -210,6 +216,24 @@ static CUDA_MESSAGES: LazyLock<Option<aho_corasick::AhoCorasick>> =
 regex!(
     RE_PACKAGE_WITHOUT_CUDA,
     r"(\w+) (?:package|version) (?:was )?not compiled with (?:CUDA|GPU) support"
+);
+// Any shared library the loader could not find, CUDA's or not: glibc's `libfaiss.so: cannot
+// open shared object file`, PyTorch's Windows `Error loading "...\\caffe2_nvrtc.dll" or one of
+// its dependencies`, macOS's `Library not loaded: @rpath/libomp.dylib`.
+regex!(
+    RE_ANY_LIB,
+    r#"(?:\b([\w+-][\w+.-]*\.so(?:\.[\d.]*\d)?): cannot open shared object file|Error loading "(?:[^"]*[\\/])?([\w+.-]+\.dll)" or one of its dependencies|Library not loaded: (?:\S*/)?([\w+.-]+\.dylib))"#
+);
+// NCCL's error return trace: `NCCL INFO group.cc:64 -> 3 [Async thread]` (codes 1-6 are
+// errors; 7, ncclInProgress, is not).
+regex!(
+    RE_NCCL_RETURN,
+    r"NCCL INFO [\w/.-]+\.(?:cc|cu|cpp|h):\d+ -> ([1-6])\b"
+);
+// FAISS's GPU classes, missing from its CPU-only package.
+regex!(
+    RE_FAISS_GPU_ATTRIBUTE,
+    r"has no attribute '(?:StandardGpuResources|GpuIndex\w*|index_cpu_to_gpu\w*|GpuCloner\w*)'"
 );
 // PyTorch's own CUDA libraries, which extensions link against.
 regex!(RE_TORCH_LIB, r"lib(?:torch_cuda\w*|c10_cuda)\.so");
@@ -441,7 +465,10 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         || has!(text, "DKMS will not replace this module")
     {
         DriverInstallOutcome::SameVersionInstalled
-    } else if has!(text, "appears to already be loaded in your kernel") {
+    } else if has!(text, "appears to already be loaded in your kernel")
+        // The GPU Operator's driver container on a host whose own driver is loaded.
+        || has!(text, "Could not unload NVIDIA driver kernel modules, driver is in use")
+    {
         DriverInstallOutcome::ModuleLoaded
     } else if (text.starts_with("ERROR:")
         && (ctx.in_driver_installer || has!(text, "dkms") || has!(text, "kernel module")))
@@ -1078,6 +1105,12 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         return Some((o, false));
     }
     // MXNet's pooled storage manager: `cudaMalloc failed: out of memory`.
+    // FAISS's temporary-memory stack could not get its block: `Faiss assertion err ==
+    // cudaSuccess failed in char* faiss::gpu::StackDeviceMemory::Stack::getAlloc`.
+    if has!(text, "StackDeviceMemory") && has!(text, "getAlloc") {
+        o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
     if has!(text, "cudaMalloc failed: out of mem") {
         o.framework = fw_line;
         o.style = Some(OomStyle::CudaCall);
@@ -1411,6 +1444,31 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((
             EnvKind::ArchUnsupported,
             Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
+        ));
+    }
+    // FAISS's CPU-only package has no GPU classes: `module 'faiss' has no attribute
+    // 'StandardGpuResources'`.
+    if has!(text, "has no attribute") && RE_FAISS_GPU_ATTRIBUTE.is_match(text) {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}faiss", detail::PACKAGE_WITHOUT_CUDA)),
+        ));
+    }
+    // TensorFlow fixes its visible devices when it first initializes the GPUs.
+    if has!(
+        text,
+        "Visible devices cannot be modified after being initialized"
+    ) {
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::VISIBLE_AFTER_INIT.to_owned()),
+        ));
+    }
+    // DeepSpeed's launcher: `ValueError: No slot '2' specified on host 'localhost'`.
+    if has!(text, "No slot '") && has!(text, "specified on host") {
+        return Some((
+            EnvKind::VisibleDevices,
+            Some(detail::LAUNCHER_SLOT.to_owned()),
         ));
     }
     // Other packages' builds without CUDA: `This CTranslate2 package was not compiled with CUDA
@@ -1823,6 +1881,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             return Some((EnvKind::LibMissing, Some(lib)));
         }
     }
+    // Any other shared library: a GPU stack's (ROCm's libhsa-runtime64), a package's own
+    // (libfaiss), PyTorch's (caffe2_nvrtc.dll). Read after the CUDA names above, which say more.
+    if (has!(text, "cannot open shared object")
+        || has!(text, "or one of its dependencies")
+        || has!(text, "Library not loaded"))
+        && let Some(c) = RE_ANY_LIB.captures(text)
+        && let Some(lib) = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))
+    {
+        return Some((EnvKind::LibMissing, Some(lib.as_str().to_owned())));
+    }
     // A library (PyTorch's own `libtorch_cuda.so` most often) was linked against a newer
     // NCCL/cuBLAS/cuDNN/... than the one that got loaded: `undefined symbol: ncclCommRegister`.
     if has!(text, "undefined symbol")
@@ -2010,6 +2078,26 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             "shared memory (/dev/shm) failure"
         } else {
             "NCCL WARN"
+        };
+        return Some(NcclInfo {
+            kind: kind.to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
+    // NCCL's trace of an error code returned up its call stack, which follows a warning that
+    // may name no failure (`NCCL WARN Message truncated : received 256 bytes instead of 4`):
+    // `NCCL INFO bootstrap.cc:554 -> 3`.
+    if has!(text, " -> ")
+        && let Some(c) = RE_NCCL_RETURN.captures(text)
+    {
+        let kind = match &c[1] {
+            "1" => "ncclUnhandledCudaError",
+            "2" => "ncclSystemError",
+            "3" => "ncclInternalError",
+            "4" => "ncclInvalidArgument",
+            "5" => "ncclInvalidUsage",
+            _ => "ncclRemoteError",
         };
         return Some(NcclInfo {
             kind: kind.to_owned(),

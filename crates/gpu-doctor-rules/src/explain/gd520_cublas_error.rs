@@ -2,7 +2,7 @@
 
 use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Severity};
+use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -20,8 +20,9 @@ The matrix multiply (a linear layer, attention) did not run. `NOT_INITIALIZED` m
 cuBLAS handle could not be created, most often because the GPU was already out of memory or
 an earlier error broke the context; `EXECUTION_FAILED` is often the first place an earlier
 asynchronous kernel error (an illegal access, a device assert) surfaces; `INVALID_VALUE` and
-`NOT_SUPPORTED` point at shapes, strides or dtypes the library rejects; `ARCH_MISMATCH` at a
-build without this GPU's architecture.
+`NOT_SUPPORTED` point at shapes, strides or dtypes the library rejects. `ARCH_MISMATCH` says
+the GPU lacks a feature the call needs (cuBLAS's words: usually a compute capability below
+what the library supports): it is reported with cause `env_arch_unsupported`.
 
 ## Example
 ```
@@ -52,7 +53,9 @@ fn meaning(status: &str) -> &'static str {
         "CUBLAS_STATUS_NOT_SUPPORTED" => {
             "the operation is not supported for these dtypes/layouts on this GPU"
         }
-        "CUBLAS_STATUS_ARCH_MISMATCH" => "the library has no code for this GPU's architecture",
+        "CUBLAS_STATUS_ARCH_MISMATCH" => {
+            "the GPU lacks a feature the call needs: its compute capability is below what this cuBLAS (or the code calling it) supports"
+        }
         "CUBLAS_STATUS_INTERNAL_ERROR" => {
             "cuBLAS failed internally: often a driver/library mismatch or an earlier error"
         }
@@ -87,6 +90,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         ranks_phrase(&hits),
         meaning(&s.status)
     );
+    if s.status == "CUBLAS_STATUS_ARCH_MISMATCH" {
+        return vec![Hit {
+            finding: arch_mismatch(message, &hits),
+            seq: first.seq,
+        }];
+    }
     let mut f = finding_from(
         "GD520",
         Cause::CublasError,
@@ -125,4 +134,26 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// `CUBLAS_STATUS_ARCH_MISMATCH`: the GPU is too old for the library or the code calling it.
+fn arch_mismatch(message: String, hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD520",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        message,
+        0.7,
+        hits,
+    )
+    .with_remedy(
+        "See the GPU's compute capability, and compare it with the minimum of the library and the software's build",
+        Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+        Some("recent cuBLAS releases need compute capability 5.0 or later; half and tensor-core paths need more".to_owned()),
+    )
+    .with_remedy(
+        "Run it on a newer GPU, or use a release of the software (and its CUDA) that still supports this one",
+        None,
+        None,
+    )
 }

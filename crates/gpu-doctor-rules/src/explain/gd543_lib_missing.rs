@@ -16,7 +16,11 @@ library 'libcudnn.so.8'` (and its summary `Cannot dlopen some GPU libraries`), `
 library libcudnn_cnn_infer.so.8` and the Windows `cudart64_110.dll` forms, and names the CUDA
 major version the library belongs to. Also finds a library that loads but is the wrong
 version: `undefined symbol: ..., version libcublasLt.so.11`, and JAX's or TensorFlow's `Loaded
-runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0`.
+runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0`. Any other shared library
+the loader cannot find (a GPU stack's, such as ROCm's `libhsa-runtime64.so.1`; a package's own,
+such as `libfaiss.so`; Windows' `Error loading ...caffe2_nvrtc.dll or one of its
+dependencies`; macOS's `Library not loaded`) is reported too, as a missing library of the
+installation.
 
 ## Why is this bad?
 The library's file name carries the CUDA (or cuDNN) major version it was built against. A
@@ -107,6 +111,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if let Some(l) = lib
+        .as_deref()
+        .filter(|l| !gpu_doctor_scan::is_cuda_library(l))
+    {
+        return vec![Hit {
+            finding: other_library(&hits, l),
+            seq: first.seq,
+        }];
+    }
     let message = match &lib {
         Some(l) => format!(
             "{l} cannot be loaded: the CUDA library the package was built against is missing or not on the loader's path."
@@ -159,6 +172,53 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// A library that is not CUDA's own: a GPU stack's, the package's, a dependency's.
+fn other_library(hits: &[&Observation], lib: &str) -> Finding {
+    let message = format!(
+        "{lib} cannot be loaded: a shared library the job needs is missing or not on the loader's path (it is not one of CUDA's libraries: it comes with the package that loads it, its GPU stack or a dependency)."
+    );
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        message,
+        0.7,
+        hits,
+    );
+    let stem = lib.split(".so").next().unwrap_or(lib);
+    if std::path::Path::new(lib)
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("dll"))
+    {
+        return f
+            .with_remedy(
+                "Find the DLL and what it depends on",
+                Some(format!("where /R C:\\ {lib}")),
+                Some("a DLL that is there fails the same way when one of its own dependencies is missing".to_owned()),
+            )
+            .with_remedy(
+                "Put the folder of the DLL (and of its dependencies, e.g. a GPU SDK's bin) on PATH, or reinstall the package",
+                None,
+                None,
+            );
+    }
+    f.with_remedy(
+        "Find the library, if it is installed at all",
+        Some(format!("ldconfig -p | grep {stem}; find / -name '{stem}*' 2>/dev/null | head")),
+        None,
+    )
+    .with_remedy(
+        "If it is there, put its directory on the loader's path",
+        Some("export LD_LIBRARY_PATH=/path/to/its/dir:$LD_LIBRARY_PATH".to_owned()),
+        Some("launchers (IDEs, services, job schedulers) often start jobs without the shell's LD_LIBRARY_PATH".to_owned()),
+    )
+    .with_remedy(
+        "If not, install the package (or GPU stack) that provides it, in the build the software was made for",
+        None,
+        None,
+    )
 }
 
 /// How a missing driver library's finding begins; the ranking puts it above the "driver too

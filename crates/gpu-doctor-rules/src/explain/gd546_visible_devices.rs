@@ -50,7 +50,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let visible = input.live.map(|s| s.devices.len());
     let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
     // Messages that name their own situation get their own finding.
-    let specials: [(&str, SpecialFinding); 7] = [
+    let specials: [(&str, SpecialFinding); 9] = [
         (detail::DEVICE_ACCESS_LOST, lost_device_access),
         (detail::JAX_NO_GPU, jax_found_none),
         (detail::CDI_UNRESOLVED, cdi_unresolved),
@@ -58,6 +58,8 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         (detail::NO_GPU_ENUMERATED, none_enumerated),
         (detail::CONTAINER_WITHOUT_GPUS, container_without_gpus),
         (detail::VISIBLE_DEVICES_ENVVAR_REFUSED, envvar_refused),
+        (detail::VISIBLE_AFTER_INIT, visible_after_init),
+        (detail::LAUNCHER_SLOT, launcher_slot),
     ];
     let detail = env_detail(&hits);
     let special = specials
@@ -184,6 +186,50 @@ fn envvar_refused(hits: &[&Observation]) -> Finding {
         "Or let the runtime accept the variable from unprivileged containers",
         Some("accept-nvidia-visible-devices-envvar-when-unprivileged = true  # /etc/nvidia-container-runtime/config.toml".to_owned()),
         Some("this lets any pod ask for any GPU: keep it off on shared clusters".to_owned()),
+    )
+}
+
+/// TensorFlow: `Visible devices cannot be modified after being initialized`.
+fn visible_after_init(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "TensorFlow's visible GPUs were set after TensorFlow had initialized them: something (an op, a model, another library's TensorFlow context) touched the GPUs before `tf.config.set_visible_devices` ran.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Choose the GPUs before anything touches them: first thing after importing TensorFlow, or with CUDA_VISIBLE_DEVICES before the process starts",
+        Some("CUDA_VISIBLE_DEVICES=1 python train.py".to_owned()),
+        Some("in a notebook, restart the kernel: the GPUs stay initialized for the process's life".to_owned()),
+    )
+    .with_remedy(
+        "Or check first and skip the call when the devices are already set",
+        Some("if not tf.config.list_logical_devices('GPU'): tf.config.set_visible_devices(gpus[1], 'GPU')".to_owned()),
+        None,
+    )
+}
+
+/// DeepSpeed's launcher: `No slot '2' specified on host 'localhost'`.
+fn launcher_slot(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "The launcher was asked for a GPU id its host's slot list lacks: with CUDA_VISIBLE_DEVICES set, DeepSpeed numbers only the visible GPUs (0, 1, ...), so the original ids in --include or the hostfile do not match.",
+        0.75,
+        hits,
+    )
+    .with_remedy(
+        "Pick the GPUs with the launcher, not with CUDA_VISIBLE_DEVICES",
+        Some("unset CUDA_VISIBLE_DEVICES; deepspeed --include localhost:0,2 train.py".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Or keep CUDA_VISIBLE_DEVICES and give the launcher the renumbered ids (or only --num_gpus)",
+        Some("CUDA_VISIBLE_DEVICES=0,2 deepspeed --num_gpus 2 train.py".to_owned()),
+        None,
     )
 }
 

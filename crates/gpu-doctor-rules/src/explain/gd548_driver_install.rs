@@ -123,6 +123,11 @@ fn module_loaded(seen: &[&Observation]) -> Finding {
         Some("sudo systemctl isolate multi-user.target; sudo systemctl stop nvidia-persistenced; sudo rmmod nvidia_drm nvidia_modeset nvidia_uvm nvidia".to_owned()),
         Some("or remove the old driver first: its packages, or `sudo nvidia-uninstall`".to_owned()),
     )
+    .with_remedy(
+        "On Kubernetes, when the NVIDIA GPU Operator's driver container says this, the host has its own driver: let the operator use it",
+        Some("helm upgrade gpu-operator nvidia/gpu-operator -n gpu-operator --set driver.enabled=false".to_owned()),
+        None,
+    )
 }
 
 fn same_version(seen: &[&Observation]) -> Finding {

@@ -1054,3 +1054,93 @@ fn a_failure_line_stays_silent_when_a_rule_found_the_error_and_below_warnings() 
     );
     assert_eq!(warned, ["GD541", "GD579"]);
 }
+
+#[test]
+fn round_17_families() {
+    assert_primary_findings(&[
+        // Any shared library the loader cannot find is a missing library, CUDA's or not
+        // (ROCm/legacy-rocm-build#1852, CannyLab/tsne-cuda#6, pytorch's caffe2_nvrtc on Windows).
+        (
+            "ImportError: libhsa-runtime64.so.1: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "OSError: libfaiss.so: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "OSError: [WinError 126] The specified module could not be found. Error loading \"C:\\venv\\lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll\" or one of its dependencies.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // FAISS's CPU-only package (facebookresearch/deepcluster#56).
+        (
+            "AttributeError: 'module' object has no attribute 'StandardGpuResources'\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // FAISS's temporary memory could not be allocated (facebookresearch/faiss#19).
+        (
+            "Faiss assertion err == cudaSuccess failed in char* faiss::gpu::StackDeviceMemory::Stack::getAlloc\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // NCCL's error return trace after a warning that names no failure (NVIDIA/nccl#1176).
+        (
+            "host-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\nhost-2:4827:6900 [4] NCCL INFO bootstrap.cc:554 -> 3\n",
+            "GD530",
+            Cause::NcclError,
+        ),
+        // cuBLAS on a GPU older than it supports (NVIDIA/DeepLearningExamples#147).
+        (
+            "terminate called after throwing an instance of 'std::runtime_error'\n  what():  [FT][ERROR] CUBLAS_STATUS_ARCH_MISMATCH\n",
+            "GD520",
+            Cause::EnvArchUnsupported,
+        ),
+        // TensorFlow's devices chosen too late; DeepSpeed's slots against CUDA_VISIBLE_DEVICES.
+        (
+            "RuntimeError: Visible devices cannot be modified after being initialized\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "ValueError: No slot '2' specified on host 'localhost'\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // The GPU Operator's driver container on a host with its own driver (gpu-operator#126).
+        (
+            "Unloading NVIDIA driver kernel modules...\nCould not unload NVIDIA driver kernel modules, driver is in use\n",
+            "GD548",
+            Cause::Other,
+        ),
+    ]);
+    // A library of CUDA's own keeps its CUDA advice; another's gets the loader's.
+    let cuda = explain_text(b"ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n");
+    assert!(
+        cuda[0]
+            .message
+            .starts_with("libcudart.so.12 cannot be loaded: the CUDA library"),
+        "{}",
+        cuda[0].message
+    );
+    let other = explain_text(
+        b"OSError: libfaiss.so: cannot open shared object file: No such file or directory\n",
+    );
+    assert!(
+        other[0]
+            .message
+            .contains("it is not one of CUDA's libraries"),
+        "{}",
+        other[0].message
+    );
+    // A success code, or NCCL's "in progress" (7), is not an error.
+    assert!(
+        explain_text(
+            b"host:1:2 [0] NCCL INFO init.cc:100 -> 7\nhost:1:2 [0] NCCL INFO init.cc:100 -> 0\n"
+        )
+        .is_empty()
+    );
+}
