@@ -163,5 +163,37 @@ elif case == "torch_host_alloc":
     import torch
     x = torch.empty(2**50, dtype=torch.uint8)
 
+# Failures that are not the GPU's, in jobs that use the GPU: what GD579 must call a failure of
+# no known GPU cause (not "no problem"), and the messages with no trigger word on their line.
+elif case == "torch_shape_mismatch":
+    # A model bug on the GPU: the matmul's shapes do not agree.
+    torch = torch_cuda()
+    a = torch.ones(4, 3, device="cuda")
+    b = torch.ones(4, 5, device="cuda")
+    print(a @ b)
+
+elif case == "torch_cpu_index":
+    # An embedding indexed past its end on the CPU (BERT's 512 positions).
+    import torch
+    emb = torch.nn.Embedding(512, 8)
+    emb(torch.arange(600))
+
+elif case == "jax_shape_mismatch":
+    import jax.numpy as jnp
+    jnp.dot(jnp.ones((4, 3)), jnp.ones((4, 5))).block_until_ready()
+
+elif case == "missing_shared_lib":
+    # A package's own shared library that is not installed.
+    import ctypes
+    ctypes.CDLL("libgpu_doctor_absent.so.1")
+
+elif case == "python_segfault":
+    # A crash in native code, with Python's fault handler on.
+    import ctypes
+    import faulthandler
+    faulthandler.enable()
+    torch = torch_cuda()
+    ctypes.string_at(0)
+
 else:
     sys.exit(f"unknown case {case}")

@@ -16,7 +16,10 @@ pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
     match line.first() {
         Some(b'F') if glog_fatal(line) => true,
         Some(b'S' | b'A' | b'B' | b't' | b'F')
-            if CRASH_STARTS.iter().any(|s| line.starts_with(s)) =>
+            if CRASH_STARTS
+                .iter()
+                .chain(FATAL_STARTS)
+                .any(|s| line.starts_with(s)) =>
         {
             true
         }
@@ -34,20 +37,20 @@ pub(crate) fn failure(text: &str) -> Option<ObsKind> {
             name: Some(name.to_owned()),
         });
     }
-    let form = if glog_fatal(line)
-        || line.starts_with(b"terminate called after throwing")
-        || line.starts_with(b"Fatal Python error")
+    // A crash first: `Fatal Python error: Segmentation fault` is Python's report of one.
+    let form = if CRASH_STARTS.iter().any(|s| line.starts_with(s))
+        || memchr::memmem::find(line, b"Segmentation fault").is_some()
+        || memchr::memmem::find(line, b"core dumped").is_some()
+    {
+        FailureForm::Crash
+    } else if glog_fatal(line)
+        || FATAL_STARTS.iter().any(|s| line.starts_with(s))
         || memchr::memmem::find(line, b"Check failed:").is_some()
         || memchr::memmem::find(line, b"fatal error").is_some()
         // C's `assert` (`Assertion `0' failed.`) and FAISS's (`Error: 'k > 0' failed`).
         || memchr::memmem::find(line, b"' failed").is_some()
     {
         FailureForm::Fatal
-    } else if CRASH_STARTS.iter().any(|s| line.starts_with(s))
-        || memchr::memmem::find(line, b"core dumped").is_some()
-        || memchr::memmem::find(line, b"Segmentation fault").is_some()
-    {
-        FailureForm::Crash
     } else {
         return None;
     };
@@ -55,13 +58,10 @@ pub(crate) fn failure(text: &str) -> Option<ObsKind> {
 }
 
 /// Line starts of a process that died: the shell's and libc's words for a signal.
-const CRASH_STARTS: &[&[u8]] = &[
-    b"Segmentation fault",
-    b"Aborted",
-    b"Bus error",
-    b"Fatal Python error",
-    b"terminate called after throwing",
-];
+const CRASH_STARTS: &[&[u8]] = &[b"Segmentation fault", b"Aborted", b"Bus error"];
+
+/// Line starts of a fatal error that is not a signal's: Python's and the C++ runtime's.
+const FATAL_STARTS: &[&[u8]] = &[b"Fatal Python error", b"terminate called after throwing"];
 
 /// glog's fatal line: `F` and the date (`F0823 10:05:15.257066 ...`).
 fn glog_fatal(line: &[u8]) -> bool {
@@ -157,12 +157,27 @@ mod tests {
             ),
             ("Aborted (core dumped)", FailureForm::Crash),
             ("Segmentation fault", FailureForm::Crash),
+            ("Fatal Python error: Segmentation fault", FailureForm::Crash),
+            (
+                "Fatal Python error: init_fs_encoding: failed to get the Python codec",
+                FailureForm::Fatal,
+            ),
             (
                 "bash: line 1:  4242 Segmentation fault      (core dumped) python x.py",
                 FailureForm::Crash,
             ),
         ] {
             assert_eq!(form(line), Some((expected, None)), "{line}");
+        }
+        // The ones that start their line are looked at without a trigger word.
+        for line in [
+            "terminate called after throwing an instance of 'std::bad_alloc'",
+            "Fatal Python error: Aborted",
+            "Aborted (core dumped)",
+            "Bus error",
+            "F0823 10:05:15.257066  3197 hl_cuda_cublas.cc:137] Check failed: a == b",
+        ] {
+            assert!(starts_like_failure(line.as_bytes()), "{line}");
         }
     }
 
