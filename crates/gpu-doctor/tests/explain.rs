@@ -49,6 +49,10 @@ const FIXTURES: &[&str] = &[
     "err-init-cupy",
     "err-init-jax",
     "err-host-alloc",
+    "err-shape-mismatch",
+    "err-segfault",
+    "err-missing-lib",
+    "err-nccl-debug",
 ];
 
 #[test]
@@ -97,6 +101,13 @@ fn primary_causes_of_the_h200_fixtures() {
         ("err-init-cupy", "oom_other_process"),
         ("err-init-jax", "oom_other_process"),
         ("err-host-alloc", "other"),
+        // Failures that are not the GPU's: a shape bug on the GPU and a native crash (GD579),
+        // a package's missing shared library (GD543); NCCL's debug trace of two ranks on one
+        // GPU keeps the device-selection error first.
+        ("err-shape-mismatch", "other"),
+        ("err-segfault", "other"),
+        ("err-missing-lib", "env_lib_missing"),
+        ("err-nccl-debug", "env_visible_devices"),
     ];
     for (name, cause) in expect {
         let out = gpu_doctor(

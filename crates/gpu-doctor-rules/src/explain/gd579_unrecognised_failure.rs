@@ -67,8 +67,12 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     .confidence(confidence)
     .with_evidence(evidence(obs))
     .with_remedy(
-        "Read the traceback that ends at this line: the error's own message names the code, data or library at fault",
-        None,
+        if form == FailureForm::Crash {
+            "Find where it crashed: Python's fault handler prints the Python stack, gdb the native one"
+        } else {
+            "Read the traceback that ends at this line: the error's own message names the code, data or library at fault"
+        },
+        (form == FailureForm::Crash).then(|| "python -X faulthandler train.py   # or: gdb -batch -ex run -ex bt --args python train.py".to_owned()),
         None,
     )
     .with_remedy(
