@@ -28,6 +28,17 @@ pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
     }
 }
 
+/// TensorRT's error lines, which start with a timestamp and name no trigger word:
+/// `[08/01/2022-15:41:44] [TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::35] Error Code
+/// 1: Serialization (...)`, trtexec's `[02/15/2023-06:20:02] [E] Error[2]: ...`.
+pub(crate) fn tensorrt_error(line: &[u8]) -> bool {
+    let Some(close) = memchr::memchr(b']', &line[..line.len().min(32)]) else {
+        return false;
+    };
+    let rest = &line[close + 1..];
+    rest.starts_with(b" [E] ") || rest.starts_with(b" [TRT] [E] ")
+}
+
 /// What a failure line is, if it is one. `text` is a clean line that no recogniser knew.
 pub(crate) fn failure(text: &str) -> Option<ObsKind> {
     let line = text.trim_start().as_bytes();
@@ -49,6 +60,8 @@ pub(crate) fn failure(text: &str) -> Option<ObsKind> {
         || memchr::memmem::find(line, b"fatal error").is_some()
         // C's `assert` (`Assertion `0' failed.`) and FAISS's (`Error: 'k > 0' failed`).
         || memchr::memmem::find(line, b"' failed").is_some()
+        // TensorRT's logger: `[TRT] [E] 1: ... Error Code 1: Serialization (...)`.
+        || memchr::memmem::find(line, b"] [E] ").is_some()
     {
         FailureForm::Fatal
     } else {
@@ -169,6 +182,22 @@ mod tests {
         ] {
             assert_eq!(form(line), Some((expected, None)), "{line}");
         }
+        assert_eq!(
+            form(
+                "[08/01/2022-15:41:44] [TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)"
+            ),
+            Some((FailureForm::Fatal, None))
+        );
+        assert!(tensorrt_error(b"[02/15/2023-06:20:02] [E] Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory"));
+        assert!(tensorrt_error(
+            b"[08/01/2022-15:41:44] [TRT] [E] 1: [stdArchiveReader.cpp]"
+        ));
+        assert!(!tensorrt_error(
+            b"[08/01/2022-15:41:44] [TRT] [W] TensorRT was linked against cuDNN 8.4.1"
+        ));
+        assert!(!tensorrt_error(
+            b"[2026-11-30 09:37:18] INFO: [E] not at the start"
+        ));
         // The ones that start their line are looked at without a trigger word.
         for line in [
             "terminate called after throwing an instance of 'std::bad_alloc'",

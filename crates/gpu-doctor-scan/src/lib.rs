@@ -210,7 +210,7 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             return rest.get(digits..digits + 2) == Some(b"]:".as_slice())
                 && line_start_matches(&rest[digits + 2..]);
         }
-        return kernel_start_worth_a_look(line);
+        return kernel_start_worth_a_look(line) || failure::tensorrt_error(line);
     }
     line_start_matches(line) || nccl_warning_start(line)
 }

@@ -1105,6 +1105,12 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         return Some((o, false));
     }
     // MXNet's pooled storage manager: `cudaMalloc failed: out of memory`.
+    // TensorRT's builder or runtime: `Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145]
+    // Error Code 2: OutOfMemory (no further information)`.
+    if has!(text, "Error Code 2: OutOfMemory") {
+        o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
     // FAISS's temporary-memory stack could not get its block: `Faiss assertion err ==
     // cudaSuccess failed in char* faiss::gpu::StackDeviceMemory::Stack::getAlloc`.
     if has!(text, "StackDeviceMemory") && has!(text, "getAlloc") {
@@ -1314,7 +1320,13 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
             .find_map(|g| c.get(g))
             .and_then(|m| m.as_str().parse::<u32>().ok())
     });
-    let entry = by_name.or(by_message).or_else(|| {
+    // Blender Cycles names the error its own way: `Illegal address in CUDA queue
+    // copy_from_device (integrator_shade_surface ...)`.
+    let by_cycles = (has!(text, "Illegal address in CUDA queue")
+        || has!(text, "Illegal address in cuda queue"))
+    .then(|| lookup_cuda_error("700"))
+    .flatten();
+    let entry = by_name.or(by_message).or(by_cycles).or_else(|| {
         let n = number?;
         // A bare old-style number: map CUDA ≤9 numbers first, they are what old logs have.
         let code = if has!(text, "cuda runtime error") || has!(text, "THCudaCheck") {
@@ -2264,7 +2276,12 @@ fn kernel(text: &str) -> Option<ObsKind> {
         });
     }
     let gsp = has!(text, "Cannot initialize GSP firmware RM")
-        || (has!(text, "kgspInitRm") && has!(text, "cannot initialize"));
+        || (has!(text, "kgspInitRm") && has!(text, "cannot initialize"))
+        // The firmware file of the loaded module's version is not installed: `Direct firmware
+        // load for nvidia/570.144/gsp_ga10x.bin failed with error -2`, `RmFetchGspRmImages: No
+        // firmware image found`.
+        || (has!(text, "firmware load for nvidia/") && has!(text, "failed"))
+        || has!(text, "No firmware image found");
     if gsp || has!(text, "RmInitAdapter failed") || has!(text, "rm_init_adapter failed") {
         return Some(ObsKind::GpuInitFailed { gsp, pci: pci() });
     }

@@ -66,6 +66,11 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 }
 
 fn gsp_failed(hits: &[&Observation], at: &str) -> Finding {
+    if hits.iter().any(|o| {
+        o.text.contains("No firmware image found") || o.text.contains("firmware load for nvidia/")
+    }) {
+        return firmware_missing(hits, at);
+    }
     finding_from(
         "GD208",
         Cause::Other,
@@ -82,6 +87,29 @@ fn gsp_failed(hits: &[&Observation], at: &str) -> Finding {
     .with_remedy(
         "With the proprietary module, turn GSP off and reboot",
         Some("echo 'options nvidia NVreg_EnableGpuFirmware=0' | sudo tee /etc/modprobe.d/nvidia-gsp.conf && sudo update-initramfs -u".to_owned()),
+        None,
+    )
+}
+
+/// The GSP firmware file of the loaded module's version is not on disk: a driver whose files
+/// were updated while the old module stayed loaded, or an incomplete install.
+fn firmware_missing(hits: &[&Observation], at: &str) -> Finding {
+    finding_from(
+        "GD208",
+        Cause::Other,
+        Severity::Error,
+        format!("The driver could not bring the GPU up{at}: the GSP firmware file for the loaded kernel module's version is not installed. The driver's files and its loaded module are of different versions (an update without a reboot or without rebuilding the module), or the install is incomplete; the GPU is not at fault."),
+        0.7,
+        hits,
+    )
+    .with_remedy(
+        "Compare the loaded module's version with the installed firmware",
+        Some("cat /proc/driver/nvidia/version; ls /lib/firmware/nvidia/".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Reboot into the module that matches the installed driver, or reinstall the driver (with its firmware package) for the running kernel",
+        Some("sudo reboot   # after an update; or reinstall the driver packages, then reboot".to_owned()),
         None,
     )
 }

@@ -1,4 +1,4 @@
-//! GD543: a CUDA library cannot be loaded.
+//! GD543: a CUDA library (or another shared library the job needs) cannot be loaded.
 
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
@@ -9,7 +9,7 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD543",
     name: "cuda-library-missing",
     cause: Some(Cause::EnvLibMissing),
-    summary: "A CUDA library (libcudart, libcudnn, libcublas, ...) cannot be loaded",
+    summary: "A CUDA library (libcudart, libcudnn, libcublas, ...), or another shared library the job needs, cannot be loaded",
     body: r"## What it does
 Finds `libcudart.so.12: cannot open shared object file`, TensorFlow's `Could not load dynamic
 library 'libcudnn.so.8'` (and its summary `Cannot dlopen some GPU libraries`), `Could not load

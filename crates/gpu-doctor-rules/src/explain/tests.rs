@@ -1144,3 +1144,49 @@ fn round_17_families() {
         .is_empty()
     );
 }
+
+#[test]
+fn round_18_families() {
+    assert_primary_findings(&[
+        // TensorRT's builder out of memory (NVIDIA/TensorRT#2682).
+        (
+            "[02/15/2023-06:20:02] [E] Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // TensorRT's error lines are failure lines: an engine serialized by another version
+        // (NVIDIA/TensorRT#2195).
+        (
+            "[08/01/2022-15:41:44] [TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::35] Error Code 1: Serialization (Serialization assertion safeVersionRead == safeSerializationVersion failed.Version tag does not match.)\n[08/01/2022-15:41:44] [TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // Blender Cycles' own words for an illegal address.
+        (
+            "Illegal address in CUDA queue copy_from_device (integrator_shade_surface integrator_sorted_paths_array prefix_sum)\n",
+            "GD510",
+            Cause::IllegalAccess,
+        ),
+        // A module left loaded after the driver's files were updated: its GSP firmware is gone,
+        // and the API mismatch explains the failed init (ublue-os/bazzite#2668).
+        (
+            "[   12.107719] NVRM: API mismatch: the client has the version 570.153.02, but\n               NVRM: this kernel module has the version 570.144.  Please\n[   23.991660] nvidia 0000:07:00.0: Direct firmware load for nvidia/570.144/gsp_ga10x.bin failed with error -2\n[   23.991667] NVRM: RmFetchGspRmImages: No firmware image found\n[   23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)\n",
+            "GD544",
+            Cause::EnvNvmlMismatch,
+        ),
+        // Without the mismatch, the missing firmware is the finding, not a failing GPU.
+        (
+            "[   23.991660] nvidia 0000:07:00.0: Direct firmware load for nvidia/570.144/gsp_ga10x.bin failed with error -2\n[   23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)\n",
+            "GD208",
+            Cause::Other,
+        ),
+    ]);
+    let missing = explain_text(b"[   23.991667] NVRM: RmFetchGspRmImages: No firmware image found\n[   23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)\n");
+    assert!(
+        missing[0]
+            .message
+            .contains("GSP firmware file for the loaded kernel module's version is not installed"),
+        "{}",
+        missing[0].message
+    );
+}
