@@ -225,6 +225,11 @@ pub mod detail {
     /// TensorFlow's visible devices were set after its GPUs were initialized (`Visible devices
     /// cannot be modified after being initialized`).
     pub const VISIBLE_AFTER_INIT: &str = "visible devices set after initialization";
+    /// nvidia-smi is not installed or not on the PATH (`bash: nvidia-smi: command not found`):
+    /// says nothing yet about the driver.
+    pub const NVIDIA_SMI_MISSING: &str = "nvidia-smi not found";
+    /// nvidia-container-cli timed out waiting for the driver (`driver rpc error: timed out`).
+    pub const DRIVER_RPC_TIMEOUT: &str = "driver rpc timeout";
     /// DeepSpeed's launcher was given a GPU id that its host's slot list lacks (`No slot '2'
     /// specified on host 'localhost'`): `CUDA_VISIBLE_DEVICES` and `--include` disagree.
     pub const LAUNCHER_SLOT: &str = "launcher slot";

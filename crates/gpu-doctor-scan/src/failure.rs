@@ -60,6 +60,11 @@ pub(crate) fn failure(text: &str) -> Option<ObsKind> {
         || memchr::memmem::find(line, b"fatal error").is_some()
         // C's `assert` (`Assertion `0' failed.`) and FAISS's (`Error: 'k > 0' failed`).
         || memchr::memmem::find(line, b"' failed").is_some()
+        // Assertion macros (`GGML_ASSERT(src0->ne[2] == src1->ne[2]) failed`) and the
+        // upper-case word of tools that give up (`modprobe: FATAL: Module ... not found`).
+        || (memchr::memmem::find(line, b"ASSERT(").is_some()
+            && memchr::memmem::find(line, b") failed").is_some())
+        || memchr::memmem::find(line, b"FATAL").is_some()
         // TensorRT's logger: `[TRT] [E] 1: ... Error Code 1: Serialization (...)`.
         || memchr::memmem::find(line, b"] [E] ").is_some()
     {

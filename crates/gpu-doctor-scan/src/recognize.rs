@@ -1949,6 +1949,26 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
+    // The NVIDIA container runtime gave up waiting for the driver to bring the GPUs up.
+    if has!(text, "driver rpc error") && has!(text, "timed out") {
+        return Some((
+            EnvKind::NoDriver,
+            Some(detail::DRIVER_RPC_TIMEOUT.to_owned()),
+        ));
+    }
+    // The shell's, Windows' and Go's words for a program that is not there.
+    if has!(text, "nvidia-smi")
+        && (has!(text, "command not found")
+            || has!(text, "nvidia-smi: not found")
+            || has!(text, "is not recognized as an internal or external command")
+            || has!(text, "executable file not found")
+            || has!(text, "nvidia-smi is not installed"))
+    {
+        return Some((
+            EnvKind::NoDriver,
+            Some(detail::NVIDIA_SMI_MISSING.to_owned()),
+        ));
+    }
     if has!(text, "communicate with the NVIDIA driver")
         || has!(text, "Found no NVIDIA driver")
         || has!(text, "CUDA driver initialization failed")

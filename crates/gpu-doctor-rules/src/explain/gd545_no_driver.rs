@@ -2,8 +2,8 @@
 
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::{EnvKind, detail};
+use gpu_doctor_model::{Cause, Finding, Severity};
+use gpu_doctor_scan::{EnvKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD545",
@@ -15,7 +15,11 @@ Finds `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA dri
 no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100),
 `CUDA driver is a stub library` and the container toolkit's `nvml error: driver not loaded`.
 (A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often
-installed and only its libraries are not where the loader looks.)
+installed and only its libraries are not where the loader looks.) Two messages that say less
+are reported only when nothing says more, with cause `other`: a missing nvidia-smi (`bash:
+nvidia-smi: command not found`, a warning: it does not tell whether a driver is loaded) and
+nvidia-container-cli's `driver rpc error: timed out` (the driver took too long to bring the
+GPUs up for the container: persistence mode off, or a GPU that hangs in initialization).
 
 ## Why is this bad?
 Without the kernel driver (or, in a container, without the driver mounted in), no GPU work
@@ -37,9 +41,32 @@ the latest NVIDIA driver is installed and running.
 };
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits = env_observations(input, EnvKind::NoDriver);
+    let all = env_observations(input, EnvKind::NoDriver);
+    // Two messages of this kind say less than "no driver": a missing nvidia-smi and the
+    // container runtime's timeout. They are the finding only when nothing says more.
+    let (special, hits): (Vec<_>, Vec<_>) = all.into_iter().partition(|o| {
+        let d = env_detail(&[*o]);
+        d.as_deref() == Some(detail::NVIDIA_SMI_MISSING)
+            || d.as_deref() == Some(detail::DRIVER_RPC_TIMEOUT)
+    });
     let Some(first) = hits.first() else {
-        return Vec::new();
+        let Some(first) = special.first() else {
+            return Vec::new();
+        };
+        let rpc: Vec<_> = special
+            .iter()
+            .copied()
+            .filter(|o| env_detail(&[*o]).as_deref() == Some(detail::DRIVER_RPC_TIMEOUT))
+            .collect();
+        let finding = if rpc.is_empty() {
+            nvidia_smi_missing(&special)
+        } else {
+            driver_rpc_timeout(&rpc)
+        };
+        return vec![Hit {
+            finding,
+            seq: first.seq,
+        }];
     };
     let uvm = env_detail(&hits).as_deref() == Some(detail::NVIDIA_UVM);
     let message = if uvm {
@@ -82,4 +109,49 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// `bash: nvidia-smi: command not found`: the tool is not here, which alone says nothing about
+/// the driver.
+fn nvidia_smi_missing(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD545",
+        Cause::Other,
+        Severity::Warn,
+        "nvidia-smi is not installed or not on this shell's PATH: that alone does not say whether a driver is loaded (a login or build node without GPUs, a driver installed without its utilities, a container started without the NVIDIA runtime's `utility` capability).",
+        0.5,
+        hits,
+    )
+    .with_remedy(
+        "See whether a driver is loaded at all, and where nvidia-smi is",
+        Some("cat /proc/driver/nvidia/version; ls -l /usr/bin/nvidia-smi; echo $PATH".to_owned()),
+        Some("a version there means the driver is fine and only the utilities are missing".to_owned()),
+    )
+    .with_remedy(
+        "Install the driver's utilities, or run it where the GPUs are",
+        Some("sudo apt install nvidia-utils-580   # or, from a Slurm login node: srun --gres=gpu:1 nvidia-smi".to_owned()),
+        Some("in a container: --gpus all with NVIDIA_DRIVER_CAPABILITIES including utility".to_owned()),
+    )
+}
+
+/// `nvidia-container-cli: initialization error: driver rpc error: timed out`.
+fn driver_rpc_timeout(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD545",
+        Cause::Other,
+        Severity::Error,
+        "The NVIDIA container runtime timed out waiting for the driver: without persistence mode the driver brings the GPUs up again for every container, and that took too long (many GPUs, or a GPU that hangs while it initializes).",
+        0.6,
+        hits,
+    )
+    .with_remedy(
+        "Keep the driver initialized between jobs with the persistence daemon",
+        Some("sudo systemctl enable --now nvidia-persistenced; nvidia-smi -q | grep -i 'persistence mode'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "If it still times out, look for a GPU that hangs in initialization",
+        Some("sudo dmesg -T | grep -i -E 'NVRM|Xid' | tail -30".to_owned()),
+        None,
+    )
 }

@@ -1190,3 +1190,50 @@ fn round_18_families() {
         missing[0].message
     );
 }
+
+#[test]
+fn a_missing_nvidia_smi_and_the_runtimes_timeout_say_less_than_no_driver() {
+    assert_primary_findings_with_severity(&[
+        (
+            "bash: nvidia-smi: command not found\n",
+            "GD545",
+            Cause::Other,
+            Severity::Warn,
+        ),
+        (
+            "'nvidia-smi' is not recognized as an internal or external command,\n",
+            "GD545",
+            Cause::Other,
+            Severity::Warn,
+        ),
+        (
+            "docker: Error response from daemon: OCI runtime create failed: nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.\n",
+            "GD545",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // A real "no driver" beside it is the finding.
+        (
+            "bash: nvidia-smi: command not found\nRuntimeError: Found no NVIDIA driver on your system.\n",
+            "GD545",
+            Cause::EnvNoDriver,
+            Severity::Error,
+        ),
+    ]);
+}
+
+#[test]
+fn assertion_macros_and_fatal_tools_are_failure_lines() {
+    assert_primary_findings(&[
+        (
+            "ik_llama.cpp\\ggml\\src\\ggml-cuda\\mmvq.cu:595: GGML_ASSERT(src0->ne[2] == src1->ne[2]) failed\n",
+            "GD579",
+            Cause::Other,
+        ),
+        (
+            "modprobe: FATAL: Module fake_nvidia_driver not found in directory /lib/modules/5.15.0-142-generic\n",
+            "GD579",
+            Cause::Other,
+        ),
+    ]);
+}
