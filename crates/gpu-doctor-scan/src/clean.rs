@@ -116,6 +116,69 @@ fn strip_rank_prefix(s: &str) -> Option<(Option<u32>, &str)> {
     Some((Some(n), &rest[colon + 1..]))
 }
 
+/// The line without its launcher prefixes (`[rank3]:`, `[default0]:`, `rank3:`,
+/// `[1,0]<stderr>:`, nested up to three) and the spaces after them, on raw bytes: the
+/// scanner's look at line starts, which runs before any cleaning, sees what [`clean`] would
+/// keep. Also drops one colour code at the very start (`ESC[31m`).
+pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
+    if line.first() == Some(&0x1b) && line.get(1) == Some(&b'[') {
+        if let Some(end) = line
+            .iter()
+            .take(16)
+            .skip(2)
+            .position(u8::is_ascii_alphabetic)
+        {
+            line = &line[end + 3..];
+        }
+    }
+    for _ in 0..3 {
+        let rest = match line.first() {
+            Some(b'[') => bracket_prefix(line),
+            Some(b'r') => line
+                .strip_prefix(b"rank")
+                .and_then(|r| digits_then_colon(r)),
+            _ => None,
+        };
+        match rest {
+            Some(r) => line = r.trim_ascii_start(),
+            None => break,
+        }
+    }
+    line
+}
+
+/// `[rank3]:`, `[default0]:`, `[1,0]<stderr>:` at the start: what follows it.
+fn bracket_prefix(line: &[u8]) -> Option<&[u8]> {
+    let close = memchr::memchr(b']', &line[..line.len().min(26)])?;
+    let inner = &line[1..close];
+    let numbered = |n: &[u8]| !n.is_empty() && n.iter().all(u8::is_ascii_digit);
+    let known = inner.strip_prefix(b"rank").is_some_and(numbered)
+        || inner.strip_prefix(b"default").is_some_and(numbered)
+        || inner
+            .iter()
+            .position(|b| *b == b',')
+            .is_some_and(|comma| numbered(&inner[comma + 1..]));
+    if !known {
+        return None;
+    }
+    let after = &line[close + 1..];
+    let after = after
+        .strip_prefix(b"<stderr>")
+        .or_else(|| after.strip_prefix(b"<stdout>"))
+        .unwrap_or(after);
+    after.strip_prefix(b":")
+}
+
+/// `12:` after `rank`: what follows the colon.
+fn digits_then_colon(rest: &[u8]) -> Option<&[u8]> {
+    let digits = rest
+        .iter()
+        .take(6)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    (digits > 0 && rest.get(digits) == Some(&b':')).then(|| &rest[digits + 1..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +187,22 @@ mod tests {
     fn strips_colour_and_controls() {
         let c = clean(b"\x1b[1;31mRuntimeError\x1b[0m: CUDA\x00 error\x1b]0;title\x07!");
         assert_eq!(c.text, "RuntimeError: CUDA  error!");
+    }
+
+    #[test]
+    fn strips_prefixes_on_bytes_as_clean_does() {
+        for (raw, rest) in [
+            (&b"[rank3]: ValueError: x"[..], &b"ValueError: x"[..]),
+            (b"[default0]:[rank5]: KeyError: 'a'", b"KeyError: 'a'"),
+            (b"rank12: boom", b"boom"),
+            (b"[1,2]<stderr>:Traceback", b"Traceback"),
+            (b"\x1b[31mValueError: red", b"ValueError: red"),
+            (b"[W socket.cpp] x", b"[W socket.cpp] x"),
+            (b"[rankX]: x", b"[rankX]: x"),
+            (b"ranking: 3", b"ranking: 3"),
+        ] {
+            assert_eq!(strip_prefixes_bytes(raw), rest);
+        }
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub enum OomStyle {
     /// initialization on GPU:0 failed. Status: out of memory`, `cuCtxCreate:
     /// CUDA_ERROR_OUT_OF_MEMORY`): the process had not allocated anything yet.
     ContextInit,
+    /// vLLM: the memory left for the KV cache holds fewer tokens than the model's context
+    /// (`The model's max seq len (4096) is larger than the maximum number of tokens that can be
+    /// stored in KV cache (3664)`, `No available memory for the cache blocks`).
+    KvCache,
     /// Anything else that plainly says out of memory.
     Generic,
 }
@@ -334,6 +338,9 @@ pub enum ObsKind {
     /// could not start (`Cannot initialize GSP firmware RM`).
     GpuInitFailed {
         gsp: bool,
+        /// The GSP firmware file of the loaded module's version is not installed (`Direct
+        /// firmware load for nvidia/570.144/gsp_ga10x.bin failed`).
+        firmware_missing: bool,
         pci: Option<String>,
     },
     /// The GPU's PCI memory window was not assigned, so the driver cannot probe it: `NVRM:
@@ -384,7 +391,8 @@ pub enum HostMemoryKind {
     SharedMemory,
 }
 
-/// How a failure line says the job failed, from most to least telling.
+/// How a failure line says the job failed, from least to most telling (the order GD579 picks
+/// by).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureForm {

@@ -32,6 +32,9 @@ pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
 /// `[08/01/2022-15:41:44] [TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::35] Error Code
 /// 1: Serialization (...)`, trtexec's `[02/15/2023-06:20:02] [E] Error[2]: ...`.
 pub(crate) fn tensorrt_error(line: &[u8]) -> bool {
+    if !matches!(line.get(1), Some(b'0'..=b'9' | b'T')) {
+        return false;
+    }
     let Some(close) = memchr::memchr(b']', &line[..line.len().min(32)]) else {
         return false;
     };
@@ -49,30 +52,46 @@ pub(crate) fn failure(text: &str) -> Option<ObsKind> {
         });
     }
     // A crash first: `Fatal Python error: Segmentation fault` is Python's report of one.
-    let form = if CRASH_STARTS.iter().any(|s| line.starts_with(s))
-        || memchr::memmem::find(line, b"Segmentation fault").is_some()
-        || memchr::memmem::find(line, b"core dumped").is_some()
-    {
+    let form = if crash(line) {
         FailureForm::Crash
-    } else if glog_fatal(line)
-        || FATAL_STARTS.iter().any(|s| line.starts_with(s))
-        || memchr::memmem::find(line, b"Check failed:").is_some()
-        || memchr::memmem::find(line, b"fatal error").is_some()
-        // C's `assert` (`Assertion `0' failed.`) and FAISS's (`Error: 'k > 0' failed`).
-        || memchr::memmem::find(line, b"' failed").is_some()
-        // Assertion macros (`GGML_ASSERT(src0->ne[2] == src1->ne[2]) failed`) and the
-        // upper-case word of tools that give up (`modprobe: FATAL: Module ... not found`).
-        || (memchr::memmem::find(line, b"ASSERT(").is_some()
-            && memchr::memmem::find(line, b") failed").is_some())
-        || memchr::memmem::find(line, b"FATAL").is_some()
-        // TensorRT's logger: `[TRT] [E] 1: ... Error Code 1: Serialization (...)`.
-        || memchr::memmem::find(line, b"] [E] ").is_some()
-    {
+    } else if fatal(line) {
         FailureForm::Fatal
     } else {
         return None;
     };
     Some(ObsKind::Failure { form, name: None })
+}
+
+/// A process that died of a signal: the shell's, libc's and Python's words for it.
+fn crash(line: &[u8]) -> bool {
+    line.starts_with(b"Segmentation fault")
+        || line.starts_with(b"Bus error")
+        // `Aborted` alone or `Aborted (core dumped)`; not click's `Aborted!` or `Aborted by
+        // user`.
+        || line == b"Aborted"
+        || line.starts_with(b"Aborted (")
+        || has!(line, "Segmentation fault")
+        || has!(line, "core dumped")
+}
+
+/// A fatal error that is not a signal's.
+fn fatal(line: &[u8]) -> bool {
+    glog_fatal(line)
+        || FATAL_STARTS.iter().any(|s| line.starts_with(s))
+        || has!(line, "Check failed:")
+        || (has!(line, "fatal error") && !has!(line, "non-fatal error"))
+        // C's `assert` (`Assertion `0' failed.`), FAISS's (`Error: 'k > 0 && k <= 2048' failed`)
+        // and assertion macros (`GGML_ASSERT(src0->ne[2] == src1->ne[2]) failed`).
+        || (has!(line, "' failed")
+            && (has!(line, "Assertion") || has!(line, "Error: '") || has!(line, "' failed: ")))
+        || (has!(line, "ASSERT(") && has!(line, ") failed"))
+        // Tools that give up: `modprobe: FATAL: Module ... not found`, `FATAL:   container
+        // creation failed` (Singularity), `[FATAL]`.
+        || has!(line, "FATAL:")
+        || has!(line, "[FATAL]")
+        // TensorRT's logger: `[TRT] [E] 1: ... Error Code 1: Serialization (...)`. Not its
+        // out-of-memory errors while it picks tactics: it skips the tactic and goes on.
+        || (has!(line, "] [E] ") && !has!(line, "OutOfMemory") && !has!(line, "insufficient memory"))
 }
 
 /// Line starts of a process that died: the shell's and libc's words for a signal.
@@ -89,9 +108,11 @@ fn glog_fatal(line: &[u8]) -> bool {
         && line[5] == b' '
 }
 
-/// The exception's class name when the line is a Python exception line: a dotted name that
-/// ends in `Error` or `Exception`, then `:` or the end of the line
-/// (`tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed`).
+/// The exception's class name when the line is a Python exception line: a dotted name whose
+/// last part is a class name (upper-case first) that ends in `Error` or `Exception`, then `:`
+/// or the end of the line (`tensorflow.python.framework.errors_impl.InternalError: Blas GEMM
+/// launch failed`). A metric printed the same way (`MeanSquaredError: 0.0123`, `Error: 0.49`)
+/// is not one.
 fn exception_name(line: &[u8]) -> Option<&str> {
     let first = *line.first()?;
     if !(first.is_ascii_alphabetic() || first == b'_') {
@@ -109,10 +130,28 @@ fn exception_name(line: &[u8]) -> Option<&str> {
     }
     let word = &line[..len];
     let name = word.rsplit(|b| *b == b'.').next()?;
-    if !(name.ends_with(b"Error") || name.ends_with(b"Exception")) {
+    if !name.first().is_some_and(u8::is_ascii_uppercase)
+        || !(name.ends_with(b"Error") || name.ends_with(b"Exception"))
+        || rest.get(1..).is_some_and(is_a_value)
+    {
         return None;
     }
     std::str::from_utf8(name).ok()
+}
+
+/// Whether what follows `Name:` is a bare value (a fraction, a percentage, a boolean): a metric
+/// or a setting, not an exception's message. A whole number stays a message (`KeyError: 0`).
+fn is_a_value(rest: &[u8]) -> bool {
+    let value = rest.trim_ascii();
+    let number = value.strip_suffix(b"%").unwrap_or(value);
+    let fraction = number.contains(&b'.')
+        && !number.is_empty()
+        && number
+            .iter()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
+    fraction
+        || (value.ends_with(b"%") && number.iter().all(u8::is_ascii_digit))
+        || matches!(value, b"true" | b"false" | b"True" | b"False")
 }
 
 #[cfg(test)]
@@ -144,6 +183,7 @@ mod tests {
             ),
             ("_thread.RuntimeError", "RuntimeError"),
             ("Exception: ", "Exception"),
+            ("KeyError: 0", "KeyError"),
         ] {
             assert_eq!(
                 form(line),
@@ -226,11 +266,34 @@ mod tests {
             "Errors: none",
             "raise ValueError(msg)",
             "    raise RuntimeError('boom')",
+            // Metrics, settings and messages that only look like failures.
+            "Error: 0.4964",
+            "MeanSquaredError: 0.0123",
+            "val_MeanAbsoluteError: 0.31",
+            "  continueOnError: true",
+            "AccuracyError: 12%",
+            "GPU memory: recovered from a non-fatal error",
+            "Aborted!",
+            "Aborted by user, saving checkpoint",
+            "Loading GPU plugin 'x' failed, falling back",
+            "[08/01/2022-15:41:44] [E] Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)",
             "F1 score 0.93",
             "/usr/lib/python3/site-packages/foo/ValueError: x",
         ] {
             assert_eq!(form(line), None, "{line}");
-            assert!(!starts_like_failure(line.trim_start().as_bytes()), "{line}");
+        }
+        // Most do not even pass the cheap look at the line's start.
+        for line in [
+            "Epoch 1/10: loss=0.31",
+            "Traceback (most recent call last):",
+            "UserWarning: TypedStorage is deprecated",
+            "ErrorCount: 0",
+            "error_rate: 0.1",
+            "F1 score 0.93",
+            "Error: 0.4964",
+            "val_MeanAbsoluteError: 0.31",
+        ] {
+            assert!(!starts_like_failure(line.as_bytes()), "{line}");
         }
     }
 }

@@ -25,6 +25,18 @@
 //!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
 //!   kept on the observation).
 
+/// `has!(text, "needle")`: whether `text` contains `needle`, with the needle's searcher built
+/// once. The scanner asks this a few hundred times of every line it looks at; `str::contains`
+/// builds a two-way searcher on each call, which was most of the time on lines that are all
+/// errors.
+macro_rules! has {
+    ($text:expr, $needle:literal $(,)?) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find(AsRef::<[u8]>::as_ref($text)).is_some()
+    }};
+}
+
 mod clean;
 mod cuda_errors;
 mod facts;
@@ -135,8 +147,9 @@ fn triggered(bytes: &[u8]) -> bool {
 }
 
 /// Line starts that matter although they hold no trigger word. They are checked only where
-/// a line begins (after its indentation), where the scan stops for every line anyway, so they
-/// cost a byte compare per line rather than a slot in the prefilter.
+/// a line begins (after its indentation and any launcher prefix), where the scan stops for
+/// every line anyway, so they cost a few byte compares per line (the first word, for a Python
+/// exception's class name) rather than a slot in the prefilter.
 const LINE_STARTS: &[&[u8]] = &[
     // A Python traceback and its frames: the function the failure happened in.
     b"Traceback (most recent call last)",
@@ -196,23 +209,34 @@ fn kernel_start_worth_a_look(line: &[u8]) -> bool {
     KERNEL_STARTS.iter().any(|start| rest.starts_with(start))
 }
 
-/// Whether a line without a trigger word starts with one of [`LINE_STARTS`].
+/// Whether a line without a trigger word starts with one of [`LINE_STARTS`] or like a
+/// failure line, after any launcher prefix (`[rank3]: `, `[default0]:`, `rank3: `).
 fn starts_worth_a_look(line: &[u8]) -> bool {
-    if line.first() == Some(&b'[') {
-        // torchrun's `[rank3]: ` prefix (PyTorch ≥ 2.2 puts it on every line of a rank's
-        // output): what matters is what follows it.
-        if let Some(rest) = line.strip_prefix(b"[rank") {
+    match line.first() {
+        // torchrun's `[rank3]: ` (PyTorch ≥ 2.2 puts it on every line of a rank's output) the
+        // quick way; it is most of the lines of a multi-GPU log.
+        Some(b'[') if line.starts_with(b"[rank") => {
+            let rest = &line[5..];
             let digits = rest
                 .iter()
                 .take(6)
                 .take_while(|b| b.is_ascii_digit())
                 .count();
-            return rest.get(digits..digits + 2) == Some(b"]:".as_slice())
-                && line_start_matches(&rest[digits + 2..]);
+            rest.get(digits..digits + 2) == Some(b"]:".as_slice())
+                && line_start_matches(&rest[digits + 2..])
         }
-        return kernel_start_worth_a_look(line) || failure::tensorrt_error(line);
+        Some(b'[' | 0x1b | b'r') => {
+            let rest = clean::strip_prefixes_bytes(line);
+            if rest.len() < line.len() {
+                return line_start_matches(rest);
+            }
+            if line[0] == b'[' {
+                return kernel_start_worth_a_look(line) || failure::tensorrt_error(line);
+            }
+            line_start_matches(line) || nccl_warning_start(line)
+        }
+        _ => line_start_matches(line) || nccl_warning_start(line),
     }
-    line_start_matches(line) || nccl_warning_start(line)
 }
 
 /// NCCL 2's warnings before it put its name on them: `include/socket.h:344 WARN Socket
@@ -292,7 +316,12 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'U'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
-    fixed_start || failure::starts_like_failure(rest)
+    // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`).
+    fixed_start
+        || (rest
+            .first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && failure::starts_like_failure(rest))
 }
 
 /// Lines read unconditionally after a line that starts a multi-line message (the
@@ -444,8 +473,8 @@ impl Scanner {
 
     /// Complete lines without a trigger word (`region` ends with `\n` or is empty): counted,
     /// and only the ones that start with a digit (a bare memory reading, see
-    /// `recognize::bare_reading`) or with one of [`LINE_STARTS`] are looked at. A byte or two
-    /// per line keeps this cheap.
+    /// `recognize::bare_reading`), with one of [`LINE_STARTS`] or like a failure line (see
+    /// `failure`) are looked at. A few byte compares per line keep this cheap.
     fn pass_over(&mut self, region: &[u8]) {
         let mut line_start = 0;
         for nl in memchr::memchr_iter(b'\n', region) {

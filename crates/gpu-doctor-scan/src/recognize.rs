@@ -48,18 +48,6 @@ pub(crate) struct Found {
     pub framework_hint: Option<Framework>,
 }
 
-/// `has!(text, "needle")`: whether `text` contains `needle`, with the needle's searcher built
-/// once. The scanner asks this a few hundred times of every line it looks at; `str::contains`
-/// builds a two-way searcher on each call, which was most of the time on lines that are all
-/// errors.
-macro_rules! has {
-    ($text:expr, $needle:literal $(,)?) => {{
-        static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
-            LazyLock::new(|| memchr::memmem::Finder::new($needle));
-        FINDER.find($text.as_bytes()).is_some()
-    }};
-}
-
 fn re(pattern: &str) -> Regex {
     // The patterns are fixed strings checked by the tests; an invalid one is a programming
     // error caught by every test run.
@@ -1105,10 +1093,12 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         return Some((o, false));
     }
     // MXNet's pooled storage manager: `cudaMalloc failed: out of memory`.
-    // TensorRT's builder or runtime: `Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145]
-    // Error Code 2: OutOfMemory (no further information)`.
-    if has!(text, "Error Code 2: OutOfMemory") {
-        o.style = Some(OomStyle::Generic);
+    // vLLM sizes its KV cache from the memory left after the weights.
+    if has!(text, "can be stored in KV cache")
+        || has!(text, "No available memory for the cache blocks")
+    {
+        o.framework = Some(Framework::Pytorch);
+        o.style = Some(OomStyle::KvCache);
         return Some((o, false));
     }
     // FAISS's temporary-memory stack could not get its block: `Faiss assertion err ==
@@ -1475,6 +1465,21 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::VisibleDevices,
             Some(detail::VISIBLE_AFTER_INIT.to_owned()),
         ));
+    }
+    // Ultralytics' device check: `Invalid CUDA '--device cuda' requested, use '--device cpu' or
+    // pass valid CUDA device(s)` (no GPU visible, or an index or string it does not take).
+    if has!(text, "Invalid CUDA '") && has!(text, "requested") {
+        return Some((EnvKind::VisibleDevices, None));
+    }
+    // Fabric Manager (NVSwitch systems) of another driver release than the loaded driver.
+    if has!(text, "fabric manager NVIDIA GPU driver interface version")
+        && has!(text, "match with driver version")
+    {
+        return Some((EnvKind::NvmlMismatch, None));
+    }
+    // nvidia-docker 1: `Error: Could not load UVM kernel module`.
+    if has!(text, "Could not load UVM kernel module") {
+        return Some((EnvKind::NoDriver, Some(detail::NVIDIA_UVM.to_owned())));
     }
     // DeepSpeed's launcher: `ValueError: No slot '2' specified on host 'localhost'`.
     if has!(text, "No slot '") && has!(text, "specified on host") {
@@ -1880,6 +1885,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         }
         let cannot_load = has!(text, "cannot open shared object")
             || has!(text, "Could not load")
+            // FFmpeg's `Cannot load libcuda.so.1`.
+            || has!(text, "Cannot load")
             || has!(text, "could not load")
             || has!(text, "not found")
             || has!(text, "Unable to load")
@@ -1895,9 +1902,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // Any other shared library: a GPU stack's (ROCm's libhsa-runtime64), a package's own
     // (libfaiss), PyTorch's (caffe2_nvrtc.dll). Read after the CUDA names above, which say more.
+    // (NCCL looks for its optional plugins on every start and says so at INFO: `NET/Plugin :
+    // dlerror=libnccl-net.so: cannot open shared object file ... using internal
+    // implementation`.)
     if (has!(text, "cannot open shared object")
         || has!(text, "or one of its dependencies")
         || has!(text, "Library not loaded"))
+        && !(has!(text, "NCCL INFO") || has!(text, "Plugin"))
         && let Some(c) = RE_ANY_LIB.captures(text)
         && let Some(lib) = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))
     {
@@ -2295,15 +2306,26 @@ fn kernel(text: &str) -> Option<ObsKind> {
                 .or_else(pci),
         });
     }
+    // The GSP firmware file of the loaded module's version is not installed: `Direct firmware
+    // load for nvidia/570.144/gsp_ga10x.bin failed with error -2`, `RmFetchGspRmImages: No
+    // firmware image found`. (nouveau's firmware lives under `nvidia/` too: `nvidia/gp107/acr/`.)
+    let firmware_missing = (has!(text, "firmware load for nvidia/")
+        && has!(text, "/gsp_")
+        && has!(text, "failed")
+        && !has!(text, "nouveau"))
+        || has!(text, "RmFetchGspRmImages: No firmware image found");
     let gsp = has!(text, "Cannot initialize GSP firmware RM")
         || (has!(text, "kgspInitRm") && has!(text, "cannot initialize"))
         // The firmware file of the loaded module's version is not installed: `Direct firmware
         // load for nvidia/570.144/gsp_ga10x.bin failed with error -2`, `RmFetchGspRmImages: No
         // firmware image found`.
-        || (has!(text, "firmware load for nvidia/") && has!(text, "failed"))
-        || has!(text, "No firmware image found");
+        || firmware_missing;
     if gsp || has!(text, "RmInitAdapter failed") || has!(text, "rm_init_adapter failed") {
-        return Some(ObsKind::GpuInitFailed { gsp, pci: pci() });
+        return Some(ObsKind::GpuInitFailed {
+            gsp,
+            firmware_missing,
+            pci: pci(),
+        });
     }
     let lower = text.to_ascii_lowercase();
     if lower.contains("ecc") && !lower.contains("ecc mode") {

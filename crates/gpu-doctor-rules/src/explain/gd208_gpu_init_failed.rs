@@ -67,7 +67,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 
 fn gsp_failed(hits: &[&Observation], at: &str) -> Finding {
     if hits.iter().any(|o| {
-        o.text.contains("No firmware image found") || o.text.contains("firmware load for nvidia/")
+        matches!(
+            o.kind,
+            ObsKind::GpuInitFailed {
+                firmware_missing: true,
+                ..
+            }
+        )
     }) {
         return firmware_missing(hits, at);
     }

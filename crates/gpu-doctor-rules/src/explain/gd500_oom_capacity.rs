@@ -95,11 +95,33 @@ pub(crate) fn asked_phrase(a: &OomAnalysis) -> String {
             )
         }
         (Some(req), None, None) => format!("the job asked for {}{gpu}{ranks}", size(req)),
+        _ if i.style == Some(gpu_doctor_scan::OomStyle::KvCache) => {
+            match (
+                tokens_after(&a.primary.text, "max seq len"),
+                tokens_after(&a.primary.text, "stored in KV cache"),
+            ) {
+                (Some(context), Some(room)) => format!(
+                    "the model's context of {context} tokens needs more KV cache than fits in the GPU memory vLLM may use after the weights (room for {room} tokens){gpu}{ranks}"
+                ),
+                _ => format!(
+                    "no GPU memory is left for vLLM's KV cache after the weights{gpu}{ranks}"
+                ),
+            }
+        }
         _ if i.style == Some(gpu_doctor_scan::OomStyle::Library) => format!(
             "a CUDA library (cuBLAS/cuDNN) could not get memory for its handle or workspace{gpu}{ranks}"
         ),
         _ => format!("an allocation failed{gpu}{ranks}"),
     }
+}
+
+/// The number in `(...)` right after `label` in vLLM's message: `max seq len (4096)`.
+fn tokens_after<'t>(text: &'t str, label: &str) -> Option<&'t str> {
+    let rest = &text[text.find(label)? + label.len()..];
+    let digits = rest.strip_prefix(" (")?;
+    let end = digits.find(')')?;
+    let n = &digits[..end];
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
 }
 
 /// PyTorch's allocator words its own failures `CUDA out of memory. Tried to allocate ...`; a
@@ -175,6 +197,25 @@ pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
         )),
         _ => Some("activation memory scales with the batch size".to_owned()),
     };
+    if i.style == Some(gpu_doctor_scan::OomStyle::KvCache) {
+        let room = tokens_after(&a.primary.text, "stored in KV cache").unwrap_or("<fewer tokens>");
+        out.push((
+            "Let vLLM use more of the GPU for the KV cache".to_owned(),
+            Some("vllm serve MODEL --gpu-memory-utilization 0.95".to_owned()),
+            Some("the default is 0.9; other processes on the GPU count against it".to_owned()),
+        ));
+        out.push((
+            "Or shorten the context to what fits".to_owned(),
+            Some(format!("vllm serve MODEL --max-model-len {room}")),
+            None,
+        ));
+        out.push((
+            "Or free memory for the cache: a quantized model, or the model split over GPUs".to_owned(),
+            Some("vllm serve MODEL --tensor-parallel-size 2   # or a quantized checkpoint (AWQ, GPTQ, FP8)".to_owned()),
+            None,
+        ));
+        return out;
+    }
     match a.framework {
         Some(Framework::Jax) => {
             out.push((

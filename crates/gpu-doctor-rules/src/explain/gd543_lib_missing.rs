@@ -204,6 +204,22 @@ fn other_library(hits: &[&Observation], lib: &str) -> Finding {
                 None,
             );
     }
+    if std::path::Path::new(lib)
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("dylib"))
+    {
+        return f
+            .with_remedy(
+                "See which libraries the binary needs and where it looks for them",
+                Some(format!("otool -L <the binary or .so that loads it>; find / -name '{lib}' 2>/dev/null | head")),
+                None,
+            )
+            .with_remedy(
+                "Install the package that provides it, or put its folder on the loader's path",
+                Some("export DYLD_LIBRARY_PATH=/path/to/its/dir:$DYLD_LIBRARY_PATH".to_owned()),
+                None,
+            );
+    }
     f.with_remedy(
         "Find the library, if it is installed at all",
         Some(format!("ldconfig -p | grep {stem}; find / -name '{stem}*' 2>/dev/null | head")),

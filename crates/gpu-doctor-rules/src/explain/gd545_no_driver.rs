@@ -70,7 +70,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let uvm = env_detail(&hits).as_deref() == Some(detail::NVIDIA_UVM);
     let message = if uvm {
-        "CUDA could not start (error 999) although the driver is present: most often its unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
+        "CUDA could not start although the driver is present (error 999, or a container runtime that could not load the UVM module): most often the driver's unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
     } else {
         "No usable NVIDIA driver: it is not installed, not loaded for the running kernel, or not visible inside the container."
     };

@@ -18,8 +18,10 @@ When no other rule found an error, looks for the line that says the job failed: 
 exception (`ValueError: ...`, `cupy.cuda.cufft.CuFFTError: CUFFT_INVALID_VALUE`), a fatal
 check or an uncaught C++ exception (glog's `F0823 ... Check failed: ...`, `terminate called
 after throwing ...`, `fatal error`), or a crash (`Segmentation fault`, `Aborted (core
-dumped)`). It reports the most telling one (an exception over a fatal check over a crash; the
-last of its kind, which in a chained Python traceback is the one that ended the job).
+dumped)`). It reports the one that ended the job: among the failure lines near the last one,
+the most telling (an exception over a fatal check over a crash; the last of its kind, which in
+a chained Python traceback is the one that ended the job). When the job printed more than 200
+lines after it, it may have been handled, and the finding is a warning.
 
 ## Why is this bad?
 The job failed, but not with an out-of-memory error, a CUDA, cuDNN, cuBLAS or NCCL error, a
@@ -48,6 +50,10 @@ AssertionError: Label class 24 exceeds nc=24 in yolo.yaml. Possible class labels
 /// other rule found an error.
 pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     let (obs, form, name) = most_telling(facts)?;
+    // With one input, the lines after the failure say whether the job went on.
+    let after = (facts.sources.len() == 1)
+        .then(|| facts.lines_scanned.saturating_sub(obs.line))
+        .filter(|n| *n > LINES_AFTER_AN_END);
     let line = shortened(&obs.text);
     let (what, confidence) = match (form, name) {
         (FailureForm::Exception, Some(_)) => (format!("failed with `{line}`"), 0.4),
@@ -56,15 +62,22 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
         }
         (FailureForm::Crash, _) => (format!("crashed (`{line}`)"), 0.3),
     };
+    let went_on = after
+        .map(|n| format!(" The job printed {n} more lines after it, so it may have been handled."))
+        .unwrap_or_default();
     let mut f = Finding::new(
         DOC.code,
         Cause::Other,
-        Severity::Error,
+        if after.is_some() {
+            Severity::Warn
+        } else {
+            Severity::Error
+        },
         format!(
-            "The job {what}, which is none of the GPU failures gpu-doctor knows: the cause is most likely in the program, its data or a library, not in the GPU, its memory or its driver."
+            "The job {what}, which is none of the GPU failures gpu-doctor knows: the cause is most likely in the program, its data or a library, not in the GPU, its memory or its driver.{went_on}"
         ),
     )
-    .confidence(confidence)
+    .confidence(if after.is_some() { confidence * 0.5 } else { confidence })
     .with_evidence(evidence(obs))
     .with_remedy(
         if form == FailureForm::Crash {
@@ -93,17 +106,31 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     })
 }
 
-/// The last failure line of the most telling form.
+/// The failure line that ended the job: near the last one, the most telling (a traceback's
+/// exception over the `Aborted (core dumped)` printed after it), the latest of its form.
 fn most_telling(facts: &LogFacts) -> Option<(&Observation, FailureForm, Option<&str>)> {
-    facts
+    let failures: Vec<_> = facts
         .observations
         .iter()
         .filter_map(|o| match &o.kind {
             ObsKind::Failure { form, name } => Some((o, *form, name.as_deref())),
             _ => None,
         })
+        .collect();
+    let (last, ..) = *failures.last()?;
+    failures
+        .into_iter()
+        .filter(|(o, ..)| o.source == last.source && o.line + ENDING_LINES >= last.line)
         .max_by_key(|(o, form, _)| (*form, o.seq))
 }
+
+/// How many lines before the last failure line still belong to the failure that ended the job
+/// (a traceback's exception, then the C++ runtime's and the shell's last words).
+const ENDING_LINES: u64 = 30;
+
+/// How many lines may follow a failure line before the job looks like it went on after it (a
+/// handled exception, a retry).
+const LINES_AFTER_AN_END: u64 = 200;
 
 /// The line as the message quotes it: at most 160 characters.
 fn shortened(text: &str) -> String {

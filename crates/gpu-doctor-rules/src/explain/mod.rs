@@ -164,12 +164,12 @@ pub fn diagnose(facts: &LogFacts, live: Option<&Sample>) -> Vec<Finding> {
         .flatten();
     order(&mut hits);
     if let Some(hit) = unrecognised {
-        // Below a warning (an environment warning often explains a later failure), above
+        // After the last warning (an environment warning often explains a later failure), before
         // what is only information.
         let at = hits
             .iter()
-            .position(|h| h.finding.severity <= Severity::Info)
-            .unwrap_or(hits.len());
+            .rposition(|h| h.finding.severity >= Severity::Warn)
+            .map_or(0, |last| last + 1);
         hits.insert(at, hit);
     }
     hits.into_iter().map(|h| h.finding).collect()
@@ -255,9 +255,12 @@ fn knock_on(later: Cause, root: Cause) -> bool {
 }
 
 fn order(hits: &mut [Hit]) {
+    // What is only information (a harmless allocator note, corrected ECC errors) never goes
+    // before a problem.
     hits.sort_by(|a, b| {
-        root_rank(&b.finding)
-            .cmp(&root_rank(&a.finding))
+        (b.finding.severity > Severity::Info)
+            .cmp(&(a.finding.severity > Severity::Info))
+            .then(root_rank(&b.finding).cmp(&root_rank(&a.finding)))
             .then(a.seq.cmp(&b.seq))
     });
     let Some((first, rest)) = hits.split_first_mut() else {

@@ -1039,6 +1039,52 @@ fn a_failure_no_rule_knows_is_reported_as_other_not_as_no_problem() {
 }
 
 #[test]
+fn nccl_looking_for_its_optional_plugins_is_not_a_missing_library() {
+    for line in [
+        &b"host:1:2 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory No plugin found (libnccl-net.so), using internal implementation\n"[..],
+        b"host:1:2 [0] NCCL INFO TUNER/Plugin: Plugin load returned 11 : libnccl-tuner.so: cannot open shared object file: No such file or directory : when loading libnccl-tuner.so\n",
+    ] {
+        assert!(explain_text(line).is_empty(), "{}", String::from_utf8_lossy(line));
+    }
+}
+
+#[test]
+fn a_failure_that_the_job_went_on_after_is_a_warning_and_the_end_wins() {
+    // A handled exception early, then 300 more lines of training.
+    let mut log = String::from(
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub'): Max retries exceeded\n",
+    );
+    for step in 0..300 {
+        log.push_str(&format!("step {step} loss 0.{step}\n"));
+    }
+    assert_primary_findings_with_severity(&[(log.as_str(), "GD579", Cause::Other, Severity::Warn)]);
+    // A crash at the end is what ended the job, not an exception long before it.
+    log.push_str("Segmentation fault (core dumped)\n");
+    let findings = explain_text(log.as_bytes());
+    assert_eq!(findings[0].severity, Severity::Error);
+    assert!(
+        findings[0].message.contains("crashed"),
+        "{}",
+        findings[0].message
+    );
+    // Launcher prefixes do not hide an exception line without a trigger word.
+    assert_primary_findings(&[(
+        "[default0]:[rank1]: ValueError: too many values to unpack (expected 2)\n",
+        "GD579",
+        Cause::Other,
+    )]);
+}
+
+#[test]
+fn a_failure_line_goes_after_the_last_warning_whatever_info_there_is() {
+    // TensorFlow's harmless allocator note (info), JAX's CPU fallback (a warning), then a
+    // failure of no known cause: the warning, the failure, then the note.
+    let text = "W tensorflow/core/common_runtime/bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.25GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.\nWARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\nValueError: shapes (3,) and (4,) not aligned\n";
+    let got: Vec<String> = codes(text).into_iter().map(|c| c.0).collect();
+    assert_eq!(got, ["GD541", "GD579", "GD505"]);
+}
+
+#[test]
 fn a_failure_line_stays_silent_when_a_rule_found_the_error_and_below_warnings() {
     // A known error explains the exception line that carries it and the crash after it.
     let codes_of = |text: &str| codes(text).into_iter().map(|c| c.0).collect::<Vec<_>>();
@@ -1148,12 +1194,6 @@ fn round_17_families() {
 #[test]
 fn round_18_families() {
     assert_primary_findings(&[
-        // TensorRT's builder out of memory (NVIDIA/TensorRT#2682).
-        (
-            "[02/15/2023-06:20:02] [E] Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)\n",
-            "GD500",
-            Cause::OomCapacity,
-        ),
         // TensorRT's error lines are failure lines: an engine serialized by another version
         // (NVIDIA/TensorRT#2195).
         (
@@ -1181,6 +1221,12 @@ fn round_18_families() {
             Cause::Other,
         ),
     ]);
+    // TensorRT's out-of-memory errors while it picks tactics are not failures: it skips the
+    // tactic and goes on, and the build often succeeds (NVIDIA/TensorRT#2682 is one that did
+    // not, and says so only in the thread).
+    assert!(explain_text(b"[02/15/2023-06:20:02] [E] Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)\n[02/15/2023-06:20:02] [W] [TRT] Skipping tactic 2 due to insufficient memory on requested size of 2147483648 detected for tactic 0x0000000000000000.\n").is_empty());
+    // nouveau's firmware lives under nvidia/ too: not the NVIDIA driver's GSP.
+    assert!(explain_text(b"[    3.1] nouveau 0000:01:00.0: Direct firmware load for nvidia/gp107/acr/ucode_load.bin failed with error -2\n").is_empty());
     let missing = explain_text(b"[   23.991667] NVRM: RmFetchGspRmImages: No firmware image found\n[   23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)\n");
     assert!(
         missing[0]
@@ -1236,4 +1282,45 @@ fn assertion_macros_and_fatal_tools_are_failure_lines() {
             Cause::Other,
         ),
     ]);
+}
+
+#[test]
+fn round_19_families() {
+    assert_primary_findings(&[
+        // vLLM's KV cache too small for the model's context (basalam/product-catalog-generator#10).
+        (
+            "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV cache (3664). Try increasing gpu_memory_utilization or decreasing max_model_len when initializing the engine.\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // Ultralytics' device check (fcakyon/yolov5-pip#149).
+        (
+            "AssertionError: Invalid CUDA '--device cuda' requested, use '--device cpu' or pass valid CUDA device(s)\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // Fabric Manager of another driver release (NVIDIA/gpu-operator#544).
+        (
+            "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02 don't match with driver version 530.41.03. Please update with matching NVIDIA driver package.\n",
+            "GD544",
+            Cause::EnvNvmlMismatch,
+        ),
+        // nvidia-docker 1 without the UVM module; FFmpeg without libcuda.
+        (
+            "nvidia-docker | 2016/07/13 23:40:32 Error: Could not load UVM kernel module\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        ("Cannot load libcuda.so.1\n", "GD543", Cause::EnvLibMissing),
+    ]);
+    let kv = explain_text(b"ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV cache (3664).\n");
+    assert!(
+        kv[0].message.contains("context of 4096 tokens"),
+        "{}",
+        kv[0].message
+    );
+    assert_eq!(
+        kv[0].remedies[1].command.as_deref(),
+        Some("vllm serve MODEL --max-model-len 3664")
+    );
 }
