@@ -232,6 +232,8 @@ pub mod detail {
     /// nvidia-smi is not installed or not on the PATH (`bash: nvidia-smi: command not found`):
     /// says nothing yet about the driver.
     pub const NVIDIA_SMI_MISSING: &str = "nvidia-smi not found";
+    /// The open kernel module does not drive this GPU (no GSP: Maxwell, Pascal, Volta).
+    pub const OPEN_MODULE_UNSUPPORTED: &str = "open kernel module without GSP";
     /// nvidia-container-cli timed out waiting for the driver (`driver rpc error: timed out`).
     pub const DRIVER_RPC_TIMEOUT: &str = "driver rpc timeout";
     /// DeepSpeed's launcher was given a GPU id that its host's slot list lacks (`No slot '2'

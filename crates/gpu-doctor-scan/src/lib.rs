@@ -179,6 +179,10 @@ const LINE_STARTS: &[&[u8]] = &[
     b"kernel version ",
     // Paddle's `ExternalError:  Cuda error(719), unspecified launch failure.`
     b"ExternalError:",
+    // ONNX Runtime's provider that would not load: `EP Error ... Failed to load library
+    // libonnxruntime_providers_tensorrt.so with error: libnvinfer.so.8: cannot open shared
+    // object file`.
+    b"EP Error",
     // nouveau holding the GPU (`lspci -k`, `lshw`), and cuBLAS's argument check.
     b"Kernel driver in use: nouveau",
     b"configuration: driver=nouveau",

@@ -147,7 +147,8 @@ regex!(
     RE_CUDA_NUMBER,
     r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\))"
 );
-regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? failed");
+// (`fail` at the end of a line: a hard-wrapped `failed.`)
+regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? fail(?:ed|$)");
 // The C library's `assert` in host code (`python3: ./src/cuda.c:36: check_error: Assertion
 // `0' failed.`): a program giving up after a CUDA error, not a kernel's assert (which names
 // its block and thread).
@@ -1488,6 +1489,23 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(detail::LAUNCHER_SLOT.to_owned()),
         ));
     }
+    // LightGBM built without its GPU learner: `[LightGBM] [Fatal] GPU Tree Learner was not
+    // enabled in this build.`
+    if has!(text, "GPU Tree Learner was not enabled") {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}LightGBM", detail::PACKAGE_WITHOUT_CUDA)),
+        ));
+    }
+    // The open kernel module on a GPU without GSP (Maxwell, Pascal, Volta): `NVRM: installed in
+    // this system is not supported by open nvidia.ko because it does not include the required
+    // GPU System Processor (GSP)`, often hard-wrapped after `not supported by open`.
+    if has!(text, "is not supported by open") || has!(text, "not supported by open nvidia.ko") {
+        return Some((
+            EnvKind::NoDriver,
+            Some(detail::OPEN_MODULE_UNSUPPORTED.to_owned()),
+        ));
+    }
     // Other packages' builds without CUDA: `This CTranslate2 package was not compiled with CUDA
     // support`, `XGBoost version not compiled with GPU support`.
     if has!(text, "not compiled with")
@@ -1621,7 +1639,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // PyTorch's own check of the cuDNN it loaded: `cuDNN version incompatibility: PyTorch was
     // compiled against (8, 3, 2) but linked against (8, 0, 3)`.
-    if has!(text, "cuDNN version incompatibility") {
+    // PyTorch 1.0-1.4: `cuDNN version mismatch: PyTorch was compiled against 7102 but linked
+    // against 7605`.
+    if has!(text, "cuDNN version incompatibility") || has!(text, "cuDNN version mismatch") {
         return Some((EnvKind::LibMismatch, Some("cuDNN".to_owned())));
     }
     // ROCm's and the Haskell CUDA bindings' words for a GPU the build has no code for.

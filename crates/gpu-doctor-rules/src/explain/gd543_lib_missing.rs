@@ -270,7 +270,7 @@ fn tensorrt_missing(hits: &[&Observation]) -> Hit {
     let lib = env_detail(hits).unwrap_or_else(|| "libnvinfer".to_owned());
     let version = lib.split_once(".so.").map(|(_, v)| v.to_owned());
     let message = format!(
-        "TensorRT ({lib}) cannot be loaded: TensorFlow runs without it, but TF-TRT and anything that converts or runs a TensorRT engine fails."
+        "TensorRT ({lib}) cannot be loaded: TensorFlow and ONNX Runtime run without it (ONNX Runtime falls back to its CUDA provider), but TF-TRT, ONNX Runtime's TensorRT provider and anything that builds or runs a TensorRT engine fail."
     );
     let f = finding_from(
         "GD543",
@@ -281,7 +281,7 @@ fn tensorrt_missing(hits: &[&Observation]) -> Hit {
         hits,
     )
     .with_remedy(
-        "If the job uses TF-TRT, install the TensorRT version the TensorFlow build names",
+        "If the job uses TensorRT (TF-TRT, ONNX Runtime's TensorRT provider), install the version the build names",
         Some(match &version {
             Some(v) => format!("pip install tensorrt=={v}  # or the matching TensorRT tarball"),
             None => "pip install tensorrt".to_owned(),

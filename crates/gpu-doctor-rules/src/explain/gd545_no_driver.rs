@@ -13,7 +13,9 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r"## What it does
 Finds `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`, `Found
 no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100),
-`CUDA driver is a stub library` and the container toolkit's `nvml error: driver not loaded`.
+`CUDA driver is a stub library`, the container toolkit's `nvml error: driver not loaded`, and
+the open kernel module on a GPU without GSP (`not supported by open nvidia.ko`: Maxwell, Pascal,
+Volta need the proprietary module).
 (A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often
 installed and only its libraries are not where the loader looks.) Two messages that say less
 are reported only when nothing says more, with cause `other`: a missing nvidia-smi (`bash:
@@ -68,6 +70,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     };
+    if env_detail(&hits).as_deref() == Some(detail::OPEN_MODULE_UNSUPPORTED) {
+        return vec![Hit {
+            finding: open_module_unsupported(&hits),
+            seq: first.seq,
+        }];
+    }
     let uvm = env_detail(&hits).as_deref() == Some(detail::NVIDIA_UVM);
     let message = if uvm {
         "CUDA could not start although the driver is present (error 999, or a container runtime that could not load the UVM module): most often the driver's unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
@@ -152,6 +160,28 @@ fn driver_rpc_timeout(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "If it still times out, look for a GPU that hangs in initialization",
         Some("sudo dmesg -T | grep -i -E 'NVRM|Xid' | tail -30".to_owned()),
+        None,
+    )
+}
+
+/// The open kernel module on a GPU it does not drive (no GSP).
+fn open_module_unsupported(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD545",
+        Cause::EnvNoDriver,
+        Severity::Error,
+        "The open NVIDIA kernel module is loaded, and it does not drive this GPU: it needs the GPU System Processor (GSP) that Turing and later have, and Maxwell, Pascal and Volta GPUs lack. No usable driver is attached to it.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Install the proprietary kernel module of the same driver release instead of the open one",
+        Some("sudo apt install nvidia-dkms-580   # not nvidia-dkms-580-open; or: sh NVIDIA-Linux-*.run -m=kernel".to_owned()),
+        Some("releases after 580 drop Maxwell, Pascal and Volta: stay on the 580 branch for these GPUs".to_owned()),
+    )
+    .with_remedy(
+        "Check which module is loaded",
+        Some("modinfo nvidia | grep -i license   # Dual MIT/GPL is the open module".to_owned()),
         None,
     )
 }

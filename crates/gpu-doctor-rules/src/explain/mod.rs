@@ -202,6 +202,10 @@ pub fn finding_is_sticky(finding: &Finding) -> bool {
 /// How strongly a cause explains the others: higher first.
 fn root_rank(f: &Finding) -> u8 {
     match f.cause {
+        // A GPU the driver could not bring up: a failing card, or a driver that cannot drive it
+        // (missing, mismatched, the open module on an old GPU), which then says so and ranks
+        // first.
+        Cause::HwXid if f.code.0 == gd208_gpu_init_failed::DOC.code => 91,
         Cause::HwXid if f.severity == Severity::Error => 95,
         // An environment warning (JAX's "no supported devices", XLA's slower compilation,
         // TensorRT not found) follows the failure that caused it, or matters less than any.

@@ -1324,3 +1324,39 @@ fn round_19_families() {
         Some("vllm serve MODEL --max-model-len 3664")
     );
 }
+
+#[test]
+fn round_20_families() {
+    assert_primary_findings(&[
+        // PyTorch 1.x's cuDNN check (xingyizhou/CenterNet#119).
+        (
+            "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7605\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A device assert hard-wrapped inside `failed` (torch/cunn#448).
+        (
+            "/build/torch7-cunn-git/lib/THCUNN/ClassNLLCriterion.cu:52: void cunn_ClassNLLCriterion_updateOutput_kernel(Dtype *, Dtype *, Dtype *, long *, Dtype *, int, int, int, int) [with Dtype = float, Acctype = float]: block: [0,0,0], thread: [2,0,0] Assertion `t >= 0 && t < n_classes` fail\ned.\n",
+            "GD511",
+            Cause::DeviceAssert,
+        ),
+        // LightGBM without its GPU learner (microsoft/LightGBM).
+        (
+            "[LightGBM] [Fatal] GPU Tree Learner was not enabled in this build.\nPlease recompile with CMake option -DUSE_GPU=1\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // ONNX Runtime's TensorRT provider without TensorRT: a warning, it falls back.
+        (
+            "EP Error /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1193 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_tensorrt.so with error: libnvinfer.so.8: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // The open kernel module on a Pascal GPU; the failed init after it is its knock-on.
+        (
+            "[   87.358035] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1bb3)\n               NVRM: installed in this system is not supported by open\n               NVRM: nvidia.ko because it does not include the required GPU\n[  988.289884] NVRM: GPU 0000:03:00.0: RmInitAdapter failed! (0x24:0x72:1603)\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+    ]);
+}
