@@ -232,6 +232,8 @@ pub mod detail {
     /// nvidia-smi is not installed or not on the PATH (`bash: nvidia-smi: command not found`):
     /// says nothing yet about the driver.
     pub const NVIDIA_SMI_MISSING: &str = "nvidia-smi not found";
+    /// FFmpeg's NVENC needs a newer driver than the one loaded.
+    pub const NVENC: &str = "NVENC";
     /// The open kernel module does not drive this GPU (no GSP: Maxwell, Pascal, Volta).
     pub const OPEN_MODULE_UNSUPPORTED: &str = "open kernel module without GSP";
     /// nvidia-container-cli timed out waiting for the driver (`driver rpc error: timed out`).

@@ -235,12 +235,22 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
                 return line_start_matches(rest);
             }
             if line[0] == b'[' {
-                return kernel_start_worth_a_look(line) || failure::tensorrt_error(line);
+                return kernel_start_worth_a_look(line)
+                    || failure::tensorrt_error(line)
+                    || ffmpeg_nvenc(line);
             }
             line_start_matches(line) || nccl_warning_start(line)
         }
         _ => line_start_matches(line) || nccl_warning_start(line),
     }
+}
+
+/// FFmpeg's NVIDIA encoders, whose errors name no trigger word: `[hevc_nvenc @ 0x5555] Driver
+/// does not support the required nvenc API version`.
+fn ffmpeg_nvenc(line: &[u8]) -> bool {
+    [&b"[h264_nvenc @"[..], b"[hevc_nvenc @", b"[av1_nvenc @"]
+        .iter()
+        .any(|start| line.starts_with(start))
 }
 
 /// NCCL 2's warnings before it put its name on them: `include/socket.h:344 WARN Socket

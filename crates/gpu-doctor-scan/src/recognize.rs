@@ -1489,6 +1489,15 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(detail::LAUNCHER_SLOT.to_owned()),
         ));
     }
+    // FFmpeg's NVENC: `Driver does not support the required nvenc API version. Required: 12.0
+    // Found: 11.1`, `The minimum required Nvidia driver for nvenc is 520.56.06 or newer`.
+    if has!(
+        text,
+        "Driver does not support the required nvenc API version"
+    ) || has!(text, "minimum required Nvidia driver for nvenc")
+    {
+        return Some((EnvKind::DriverTooOld, Some(detail::NVENC.to_owned())));
+    }
     // LightGBM built without its GPU learner: `[LightGBM] [Fatal] GPU Tree Learner was not
     // enabled in this build.`
     if has!(text, "GPU Tree Learner was not enabled") {
@@ -1905,6 +1914,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         }
         let cannot_load = has!(text, "cannot open shared object")
             || has!(text, "Could not load")
+            // TensorFlow 1.x on Windows: `Could not find 'cudart64_100.dll'`.
+            || has!(text, "Could not find")
             // FFmpeg's `Cannot load libcuda.so.1`.
             || has!(text, "Cannot load")
             || has!(text, "could not load")
@@ -2383,7 +2394,10 @@ fn kernel(text: &str) -> Option<ObsKind> {
             });
         }
     }
-    if lower.contains("thermal violation")
+    // hashcat: `Driver temperature threshold met on GPU #3. Expect reduced performance.`
+    if has!(text, "temperature threshold met")
+        || has!(text, "Temperature abort trigger")
+        || lower.contains("thermal violation")
         || lower.contains("clocks event due to thermal")
         || lower.contains("clocks event due to power")
         || ((lower.contains("hw slowdown")

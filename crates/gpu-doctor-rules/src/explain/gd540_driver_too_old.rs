@@ -69,6 +69,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     match env_detail(&hits).as_deref() {
         Some(d) if d == detail::ERROR_803 => return vec![driver_mismatch(&hits, false)],
         Some(d) if d == detail::ERROR_804 => return vec![driver_mismatch(&hits, true)],
+        Some(d) if d == detail::NVENC => return vec![nvenc(&hits)],
         Some(d) if d.starts_with(detail::XLA_PTX_COMPILER) => {
             return vec![xla_slower_compilation(&hits, d)];
         }
@@ -179,6 +180,32 @@ fn xla_slower_compilation(hits: &[&Observation], detail: &str) -> Hit {
     )
     .with_remedy(
         "Or install the framework build for the CUDA the driver supports (e.g. an older jax[cuda12] / tensorflow[and-cuda])",
+        None,
+        None,
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
+/// FFmpeg's NVENC: `The minimum required Nvidia driver for nvenc is 520.56.06 or newer`.
+fn nvenc(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD540",
+        Cause::EnvDriverTooOld,
+        Severity::Error,
+        "The NVIDIA driver is older than the NVENC API this FFmpeg was built for: its hardware encoders cannot start until the driver is upgraded (the log names the minimum) or an FFmpeg built against an older NVENC SDK is used.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Upgrade the driver to the minimum the log names, or newer",
+        Some("nvidia-smi | head -4; sudo apt install nvidia-driver-580   # or your distribution's package".to_owned()),
+        Some("in a container (Jellyfin, Plex), the host's driver is the one that counts".to_owned()),
+    )
+    .with_remedy(
+        "Or use an FFmpeg (or media server image) built with an older nv-codec-headers",
         None,
         None,
     );

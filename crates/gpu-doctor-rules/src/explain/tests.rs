@@ -1360,3 +1360,27 @@ fn round_20_families() {
         ),
     ]);
 }
+
+#[test]
+fn round_21_families() {
+    assert_primary_findings(&[
+        // TensorFlow 1.x on Windows (EdjeElectronics object-detection tutorial).
+        (
+            "ImportError: Could not find 'cudart64_100.dll'. TensorFlow requires that this DLL be installed in a directory that is named in your %PATH% environment variable.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // hashcat's thermal throttle.
+        (
+            "Driver temperature threshold met on GPU #3. Expect reduced performance.\n",
+            "GD205",
+            Cause::HwThermalPower,
+        ),
+        // FFmpeg's NVENC needs a newer driver; its lines name no trigger word.
+        (
+            "[hevc_nvenc @ 0x555556525380] Driver does not support the required nvenc API version. Required: 12.0 Found: 11.1\n[hevc_nvenc @ 0x555556525380] The minimum required Nvidia driver for nvenc is 520.56.06 or newer\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+    ]);
+}
