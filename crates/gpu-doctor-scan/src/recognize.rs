@@ -2339,12 +2339,12 @@ fn kernel(text: &str) -> Option<ObsKind> {
     }
     // The GSP firmware file of the loaded module's version is not installed: `Direct firmware
     // load for nvidia/570.144/gsp_ga10x.bin failed with error -2`, `RmFetchGspRmImages: No
-    // firmware image found`. (nouveau's firmware lives under `nvidia/` too: `nvidia/gp107/acr/`.)
-    let firmware_missing = (has!(text, "firmware load for nvidia/")
-        && has!(text, "/gsp_")
-        && has!(text, "failed")
-        && !has!(text, "nouveau"))
-        || has!(text, "RmFetchGspRmImages: No firmware image found");
+    // firmware image found`. nouveau's firmware lives under `nvidia/` too, but by chip, not
+    // by driver version, and without `/gsp_` (`nvidia/gp107/acr/ucode_load.bin`,
+    // `nvidia/ad102/gsp/gsp-535.113.01.bin`).
+    let firmware_missing =
+        (has!(text, "firmware load for nvidia/") && has!(text, "/gsp_") && has!(text, "failed"))
+            || has!(text, "RmFetchGspRmImages: No firmware image found");
     let gsp = has!(text, "Cannot initialize GSP firmware RM")
         || (has!(text, "kgspInitRm") && has!(text, "cannot initialize"))
         // The firmware file of the loaded module's version is not installed: `Direct firmware
