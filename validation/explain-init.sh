@@ -18,11 +18,7 @@ LOG="$DIR/steps.log"
 
 . validation/explain/lib.sh
 
-{
-  echo "date: $(date -Is)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
-  "$BIN" --version
-} > "$DIR/env.txt" 2>&1
+record_env
 
 step torch_host_alloc 60 "$PY" validation/explain/errors.py torch_host_alloc
 explain torch_host_alloc

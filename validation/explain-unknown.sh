@@ -18,11 +18,7 @@ LOG="$DIR/steps.log"
 
 . validation/explain/lib.sh
 
-{
-  echo "date: $(date -Is)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
-  "$BIN" --version
-} > "$DIR/env.txt" 2>&1
+record_env
 
 for c in torch_shape_mismatch torch_cpu_index jax_shape_mismatch missing_shared_lib; do
   step "$c" 120 "$PY" validation/explain/errors.py "$c"

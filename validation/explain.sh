@@ -18,12 +18,7 @@ LOG="$DIR/steps.log"
 
 . validation/explain/lib.sh
 
-{
-  echo "date: $(date -Is)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
-  "$PY" -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
-  "$BIN" --version
-} > "$DIR/env.txt" 2>&1
+record_env
 : > "$DIR/summary.txt"
 
 for c in torch_oom torch_frag torch_fraction torch_malloc_async torch_leak torch_eval_autograd torch_assert \

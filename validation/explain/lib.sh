@@ -1,6 +1,16 @@
 # Shared by validation/explain.sh and validation/explain-init.sh (sourced, not run). The caller
 # sets BIN (gpu-doctor), PY (python), DIR (its output folder) and LOG (its step log).
 
+# record_env: the date, the GPUs, PyTorch's CUDA and gpu-doctor's version, to $DIR/env.txt.
+record_env() {
+  {
+    echo "date: $(date -Is)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
+    "$PY" -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
+    "$BIN" --version
+  } > "$DIR/env.txt" 2>&1
+}
+
 # step NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output to $DIR/NAME.out,
 # and logs its exit status and duration.
 step() {

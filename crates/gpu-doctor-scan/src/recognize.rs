@@ -1374,13 +1374,16 @@ static RE_DMA_DEVICE: LazyLock<Regex> = LazyLock::new(|| {
 static RE_PTXAS_ARCH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Value '(sm_[0-9]+[a-z]?)' is not defined for option 'gpu-name'"));
 
+/// An environment problem named by one of [`detail`]'s constants, which picks the rule's
+/// variant.
+fn named(env: EnvKind, which: &str) -> (EnvKind, Option<String>) {
+    (env, Some(which.to_owned()))
+}
+
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // NCCL refusing two ranks on one GPU: the job's device selection, not NCCL, is at fault.
     if has!(text, "Duplicate GPU detected") {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::DUPLICATE_GPU.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::DUPLICATE_GPU));
     }
     // nvidia-container-cli asked for a GPU this namespace lacks, or one (a MIG instance, a
     // UUID) that does not exist: `device error: MIG-GPU-.../1/0: unknown device`.
@@ -1419,10 +1422,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // JAX before 0.4.14 when no GPU backend started, most often a CPU-only jaxlib: `No
     // GPU/TPU found, falling back to CPU.` (an earlier error, if any, says why otherwise).
     if has!(text, "No GPU/TPU found, falling back to CPU") {
-        return Some((
-            EnvKind::TorchCpuBuild,
-            Some(detail::JAX_CPU_FALLBACK.to_owned()),
-        ));
+        return Some(named(EnvKind::TorchCpuBuild, detail::JAX_CPU_FALLBACK));
     }
     if has!(text, "could not load NVML library") {
         return Some((EnvKind::LibMissing, Some("libnvidia-ml.so.1".to_owned())));
@@ -1462,10 +1462,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         text,
         "Visible devices cannot be modified after being initialized"
     ) {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::VISIBLE_AFTER_INIT.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::VISIBLE_AFTER_INIT));
     }
     // Ultralytics' device check: `Invalid CUDA '--device cuda' requested, use '--device cpu' or
     // pass valid CUDA device(s)` (no GPU visible, or an index or string it does not take).
@@ -1480,14 +1477,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // nvidia-docker 1: `Error: Could not load UVM kernel module`.
     if has!(text, "Could not load UVM kernel module") {
-        return Some((EnvKind::NoDriver, Some(detail::NVIDIA_UVM.to_owned())));
+        return Some(named(EnvKind::NoDriver, detail::NVIDIA_UVM));
     }
     // DeepSpeed's launcher: `ValueError: No slot '2' specified on host 'localhost'`.
     if has!(text, "No slot '") && has!(text, "specified on host") {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::LAUNCHER_SLOT.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::LAUNCHER_SLOT));
     }
     // FFmpeg's NVENC: `Driver does not support the required nvenc API version. Required: 12.0
     // Found: 11.1`, `The minimum required Nvidia driver for nvenc is 520.56.06 or newer`.
@@ -1496,7 +1490,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         "Driver does not support the required nvenc API version"
     ) || has!(text, "minimum required Nvidia driver for nvenc")
     {
-        return Some((EnvKind::DriverTooOld, Some(detail::NVENC.to_owned())));
+        return Some(named(EnvKind::DriverTooOld, detail::NVENC));
     }
     // LightGBM built without its GPU learner: `[LightGBM] [Fatal] GPU Tree Learner was not
     // enabled in this build.`
@@ -1510,10 +1504,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // this system is not supported by open nvidia.ko because it does not include the required
     // GPU System Processor (GSP)`, often hard-wrapped after `not supported by open`.
     if has!(text, "is not supported by open") || has!(text, "not supported by open nvidia.ko") {
-        return Some((
-            EnvKind::NoDriver,
-            Some(detail::OPEN_MODULE_UNSUPPORTED.to_owned()),
-        ));
+        return Some(named(EnvKind::NoDriver, detail::OPEN_MODULE_UNSUPPORTED));
     }
     // Other packages' builds without CUDA: `This CTranslate2 package was not compiled with CUDA
     // support`, `XGBoost version not compiled with GPU support`.
@@ -1528,14 +1519,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // podman before 4.1 knows no CDI names and takes `nvidia.com/gpu=0` for a file: `Error:
     // stat nvidia.com/gpu=0: no such file or directory`.
     if has!(text, "stat nvidia.com/gpu=") {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::CDI_UNRESOLVED.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::CDI_UNRESOLVED));
     }
     // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`
     if has!(text, "installed CPU version PaddlePaddle") {
-        return Some((EnvKind::TorchCpuBuild, Some(detail::PADDLE_CPU.to_owned())));
+        return Some(named(EnvKind::TorchCpuBuild, detail::PADDLE_CPU));
     }
     // CUDA's assembler refusing an instruction this GPU lacks (bf16 before sm_80): `ptxas ...
     // error : Feature 'cvt.bf16.f32' requires .target sm_80 or higher`.
@@ -1566,19 +1554,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // `nvidia-container-cli: mount error: file creation failed: .../libnvidia-ml.so.1: file
     // exists`.
     if has!(text, "nvidia-container-cli: mount error") && has!(text, "file exists") {
-        return Some((
-            EnvKind::LibMismatch,
-            Some(detail::IMAGE_DRIVER_LIBRARIES.to_owned()),
-        ));
+        return Some(named(EnvKind::LibMismatch, detail::IMAGE_DRIVER_LIBRARIES));
     }
     // onnxruntime's CPU-only package (alone, or installed beside onnxruntime-gpu and
     // shadowing it): `Specified provider 'CUDAExecutionProvider' is not in available provider
     // names. Available providers: 'AzureExecutionProvider, CPUExecutionProvider'`.
     if has!(text, "CUDAExecutionProvider") && has!(text, "is not in available provider names") {
-        return Some((
-            EnvKind::TorchCpuBuild,
-            Some(detail::ONNXRUNTIME_CPU.to_owned()),
-        ));
+        return Some(named(EnvKind::TorchCpuBuild, detail::ONNXRUNTIME_CPU));
     }
     // The NVIDIA container runtime, configured to read the GPU list from volume mounts,
     // refuses the environment variable in an unprivileged container.
@@ -1586,9 +1568,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         text,
         "insufficient privileges to read device list from NVIDIA_VISIBLE_DEVICES",
     ) {
-        return Some((
+        return Some(named(
             EnvKind::VisibleDevices,
-            Some(detail::VISIBLE_DEVICES_ENVVAR_REFUSED.to_owned()),
+            detail::VISIBLE_DEVICES_ENVVAR_REFUSED,
         ));
     }
     // nvidia-docker 1's check of the image's CUDA against the driver's: `Error: unsupported
@@ -1599,11 +1581,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // JAX with a CPU-only jaxlib on a machine with a GPU: `An NVIDIA GPU may be present on
     // this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.`
     if has!(text, "CUDA-enabled jaxlib is not installed") {
-        return Some((EnvKind::TorchCpuBuild, Some(detail::JAX_CPU.to_owned())));
+        return Some(named(EnvKind::TorchCpuBuild, detail::JAX_CPU));
     }
     // JAX's CUDA backend did not start; the reason, when there is one, is printed before.
     if has!(text, "no supported devices found for platform CUDA") {
-        return Some((EnvKind::VisibleDevices, Some(detail::JAX_NO_GPU.to_owned())));
+        return Some(named(EnvKind::VisibleDevices, detail::JAX_NO_GPU));
     }
     // TensorFlow 1's loader: `Couldn't open CUDA library libMIOpen.so. LD_LIBRARY_PATH: ...`
     // (also for ROCm's libraries, which it loads the same way).
@@ -1631,10 +1613,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // podman/CDI: the NVIDIA CDI specification is missing or stale.
     if has!(text, "unresolvable CDI devices") {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::CDI_UNRESOLVED.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::CDI_UNRESOLVED));
     }
     // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line).
     if has!(text, "Unable to load cuDNN DSO") {
@@ -1676,10 +1655,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if text.starts_with("No devices were found")
         || (has!(text, "gres/gpu count reported lower than configured (0 <"))
     {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::NO_GPU_ENUMERATED.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::NO_GPU_ENUMERATED));
     }
     // CUDA's assembler does not know the GPU's architecture: the toolkit is older than it.
     if has!(text, "is not defined for option 'gpu-name'")
@@ -1746,7 +1722,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     ) || has!(text, "cudaErrorSystemDriverMismatch")
         || has!(text, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH")
     {
-        return Some((EnvKind::DriverTooOld, Some(detail::ERROR_803.to_owned())));
+        return Some(named(EnvKind::DriverTooOld, detail::ERROR_803));
     }
     if has!(
         text,
@@ -1754,7 +1730,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     ) || has!(text, "cudaErrorCompatNotSupportedOnDevice")
         || has!(text, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE")
     {
-        return Some((EnvKind::DriverTooOld, Some(detail::ERROR_804.to_owned())));
+        return Some(named(EnvKind::DriverTooOld, detail::ERROR_804));
     }
     if has!(text, "Torch not compiled with CUDA enabled")
         || has!(text, "compiled without CUDA support")
@@ -1861,7 +1837,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // NVRTC (CuPy, numba, cuda-python) rejected a compile option: usually the GPU
     // architecture, which an NVRTC older than the GPU does not know.
     if has!(text, "NVRTC_ERROR_INVALID_OPTION") {
-        return Some((EnvKind::LibMismatch, Some(detail::NVRTC_OPTION.to_owned())));
+        return Some(named(EnvKind::LibMismatch, detail::NVRTC_OPTION));
     }
     // JAX and TensorFlow check the cuDNN they load against the one they were built with.
     if let Some(c) = RE_CUDNN_RUNTIME.captures(text) {
@@ -1993,10 +1969,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // The NVIDIA container runtime gave up waiting for the driver to bring the GPUs up.
     if has!(text, "driver rpc error") && has!(text, "timed out") {
-        return Some((
-            EnvKind::NoDriver,
-            Some(detail::DRIVER_RPC_TIMEOUT.to_owned()),
-        ));
+        return Some(named(EnvKind::NoDriver, detail::DRIVER_RPC_TIMEOUT));
     }
     // The shell's, Windows' and Go's words for a program that is not there.
     if has!(text, "nvidia-smi")
@@ -2006,10 +1979,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             || has!(text, "executable file not found")
             || has!(text, "nvidia-smi is not installed"))
     {
-        return Some((
-            EnvKind::NoDriver,
-            Some(detail::NVIDIA_SMI_MISSING.to_owned()),
-        ));
+        return Some(named(EnvKind::NoDriver, detail::NVIDIA_SMI_MISSING));
     }
     if has!(text, "communicate with the NVIDIA driver")
         || has!(text, "Found no NVIDIA driver")
@@ -2026,10 +1996,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // NVML found the driver but could not open /dev/nvidia*: in containers, the access that
     // the host's systemd took away from the container's device cgroup.
     if has!(text, "Failed to initialize NVML: Unknown Error") {
-        return Some((
-            EnvKind::VisibleDevices,
-            Some(detail::DEVICE_ACCESS_LOST.to_owned()),
-        ));
+        return Some(named(EnvKind::VisibleDevices, detail::DEVICE_ACCESS_LOST));
     }
     // TensorFlow's diagnosis after a failed cuInit, and programs that open the device node
     // themselves.
@@ -2060,9 +2027,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || has!(text, "no NVIDIA GPU device is present")
         || has!(text, "cuInit: UNKNOWN ERROR (303)")
     {
-        return Some((
+        return Some(named(
             EnvKind::VisibleDevices,
-            Some(detail::CONTAINER_WITHOUT_GPUS.to_owned()),
+            detail::CONTAINER_WITHOUT_GPUS,
         ));
     }
     // GPUs that are too old for the build: TensorFlow skips them, ollama falls back to the CPU.
@@ -2081,7 +2048,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         text,
         "CUDA unknown error - this may be due to an incorrectly set up environment",
     ) {
-        return Some((EnvKind::NoDriver, Some(detail::NVIDIA_UVM.to_owned())));
+        return Some(named(EnvKind::NoDriver, detail::NVIDIA_UVM));
     }
     // Error 100 means the driver answered but showed no GPU: without a driver the runtime
     // reports 35 (insufficient driver) instead. An empty or wrong CUDA_VISIBLE_DEVICES, or a

@@ -174,6 +174,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     }]
 }
 
+/// `libfoo.DLL` has the extension `dll`.
+fn has_extension(lib: &str, ext: &str) -> bool {
+    std::path::Path::new(lib)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
 /// A library that is not CUDA's own: a GPU stack's, the package's, a dependency's.
 fn other_library(hits: &[&Observation], lib: &str) -> Finding {
     let message = format!(
@@ -188,10 +195,7 @@ fn other_library(hits: &[&Observation], lib: &str) -> Finding {
         hits,
     );
     let stem = lib.split(".so").next().unwrap_or(lib);
-    if std::path::Path::new(lib)
-        .extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("dll"))
-    {
+    if has_extension(lib, "dll") {
         return f
             .with_remedy(
                 "Find the DLL and what it depends on",
@@ -204,10 +208,7 @@ fn other_library(hits: &[&Observation], lib: &str) -> Finding {
                 None,
             );
     }
-    if std::path::Path::new(lib)
-        .extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("dylib"))
-    {
+    if has_extension(lib, "dylib") {
         return f
             .with_remedy(
                 "See which libraries the binary needs and where it looks for them",

@@ -1,6 +1,6 @@
 //! GD545: no NVIDIA driver, or it is not loaded.
 
-use super::{Hit, Input, env_detail, env_observations, finding_from};
+use super::{Hit, Input, env_detail, env_observations, finding_from, has_detail};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{EnvKind, Observation, detail};
@@ -44,31 +44,27 @@ the latest NVIDIA driver is installed and running.
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let all = env_observations(input, EnvKind::NoDriver);
+    let saying = |d: &str| -> Vec<&Observation> {
+        all.iter().copied().filter(|o| has_detail(o, d)).collect()
+    };
     // Two messages of this kind say less than "no driver": a missing nvidia-smi and the
     // container runtime's timeout. They are the finding only when nothing says more.
-    let (special, hits): (Vec<_>, Vec<_>) = all.into_iter().partition(|o| {
-        let d = env_detail(&[*o]);
-        d.as_deref() == Some(detail::NVIDIA_SMI_MISSING)
-            || d.as_deref() == Some(detail::DRIVER_RPC_TIMEOUT)
-    });
+    let hits: Vec<&Observation> = all
+        .iter()
+        .copied()
+        .filter(|o| {
+            !has_detail(o, detail::NVIDIA_SMI_MISSING) && !has_detail(o, detail::DRIVER_RPC_TIMEOUT)
+        })
+        .collect();
     let Some(first) = hits.first() else {
-        let Some(first) = special.first() else {
-            return Vec::new();
+        let rpc = saying(detail::DRIVER_RPC_TIMEOUT);
+        let smi = saying(detail::NVIDIA_SMI_MISSING);
+        let (finding, seq) = match (rpc.first(), smi.first()) {
+            (Some(o), _) => (driver_rpc_timeout(&rpc), o.seq),
+            (None, Some(o)) => (nvidia_smi_missing(&smi), o.seq),
+            (None, None) => return Vec::new(),
         };
-        let rpc: Vec<_> = special
-            .iter()
-            .copied()
-            .filter(|o| env_detail(&[*o]).as_deref() == Some(detail::DRIVER_RPC_TIMEOUT))
-            .collect();
-        let finding = if rpc.is_empty() {
-            nvidia_smi_missing(&special)
-        } else {
-            driver_rpc_timeout(&rpc)
-        };
-        return vec![Hit {
-            finding,
-            seq: first.seq,
-        }];
+        return vec![Hit { finding, seq }];
     };
     if env_detail(&hits).as_deref() == Some(detail::OPEN_MODULE_UNSUPPORTED) {
         return vec![Hit {

@@ -399,6 +399,11 @@ pub(crate) fn env_detail(observations: &[&Observation]) -> Option<String> {
     })
 }
 
+/// Whether an environment observation carries exactly this detail.
+pub(crate) fn has_detail(o: &Observation, d: &str) -> bool {
+    matches!(&o.kind, gpu_doctor_scan::ObsKind::Env { detail: Some(x), .. } if x == d)
+}
+
 /// The Xid observations whose catalog class passes `keep` (unknown Xids have no class).
 pub(crate) fn xid_observations<'a>(
     input: &'a Input<'_>,
