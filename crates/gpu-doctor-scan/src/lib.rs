@@ -41,6 +41,7 @@ mod clean;
 mod cuda_errors;
 mod facts;
 mod failure;
+mod memo;
 mod recognize;
 pub mod units;
 
@@ -358,6 +359,7 @@ pub struct Scanner {
     kept: BTreeMap<&'static str, Kept>,
     facts: LogFacts,
     context: recognize::Context,
+    memo: memo::LineMemo,
 }
 
 #[derive(Debug, Default)]
@@ -379,6 +381,7 @@ impl Scanner {
             kept: BTreeMap::new(),
             facts: LogFacts::default(),
             context: recognize::Context::default(),
+            memo: memo::LineMemo::default(),
         }
     }
 
@@ -548,16 +551,15 @@ impl Scanner {
             if let Some(rank) = cleaned.rank {
                 self.facts.ranks.insert(rank);
             }
-            let found = recognize::recognize(&cleaned.text, &mut self.context);
+            let memo::Recognised { found, failure } =
+                self.memo.recognise(&cleaned.text, &mut self.context);
             if found.starts_multiline {
                 self.follow = FOLLOW_LINES;
             }
             if let Some(fw) = found.framework_hint {
                 self.facts.frameworks.insert(fw);
             }
-            if found.observations.is_empty()
-                && let Some(kind) = failure::failure(&cleaned.text)
-            {
+            if let Some(kind) = failure {
                 self.record(kind, found.framework_hint, &cleaned.text, cleaned.rank);
                 continue;
             }

@@ -20,7 +20,7 @@ pub fn is_cuda_library(name: &str) -> bool {
 }
 
 /// What the scanner remembers between lines of one input.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Context {
     /// The last framework a line named, for lines that name none (the BFC allocator's lines
     /// are the same in `TensorFlow` and JAX).
@@ -40,7 +40,7 @@ pub(crate) struct Context {
 }
 
 /// What one line yielded.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Found {
     pub observations: Vec<(ObsKind, Option<Framework>)>,
     /// The next few lines belong to this one (cudaMallocAsync's report, NCCL's "Last error:").
