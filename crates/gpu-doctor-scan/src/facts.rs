@@ -143,6 +143,12 @@ pub struct LibStatus {
     pub call: Option<String>,
 }
 
+impl LibStatus {
+    /// The status of a failure whose message does not name it (DyNet's `CUBLAS failure in
+    /// cublasSgemm(...)`, which prints the number on a line of its own).
+    pub const UNKNOWN: &'static str = "unknown";
+}
+
 /// An NCCL failure or a collective that timed out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NcclInfo {

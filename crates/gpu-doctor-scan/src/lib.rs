@@ -165,8 +165,13 @@ const LINE_STARTS: &[&[u8]] = &[
     b"gres/gpu",
     // A Rust panic (`Cuda(NoBinaryForGpu)` from the CUDA crates).
     b"thread '",
-    // CUDA's assembler (`ptxas fatal : Value 'sm_90a' is not defined`).
+    // CUDA's assembler (`ptxas fatal : Value 'sm_90a' is not defined`), and its compiler front
+    // end (`cicc: error while loading shared libraries: libnvvm.so.3`).
     b"ptxas",
+    b"cicc:",
+    // Windows' loader through ctypes: `Could not find module 'nvvm.dll' (or one of its
+    // dependencies)`.
+    b"Could not find module",
     // Package listings (`pip list`, `conda list`, `pip freeze`) that show a CPU-only build.
     b"torch",
     b"pytorch",
@@ -238,7 +243,7 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             if line[0] == b'[' {
                 return kernel_start_worth_a_look(line)
                     || failure::tensorrt_error(line)
-                    || ffmpeg_nvenc(line);
+                    || ffmpeg_nvidia_codec(line);
             }
             line_start_matches(line) || nccl_warning_start(line)
         }
@@ -246,12 +251,16 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
     }
 }
 
-/// FFmpeg's NVIDIA encoders, whose errors name no trigger word: `[hevc_nvenc @ 0x5555] Driver
-/// does not support the required nvenc API version`.
-fn ffmpeg_nvenc(line: &[u8]) -> bool {
-    [&b"[h264_nvenc @"[..], b"[hevc_nvenc @", b"[av1_nvenc @"]
-        .iter()
-        .any(|start| line.starts_with(start))
+/// FFmpeg's NVIDIA encoders and decoders, whose errors name no trigger word: `[hevc_nvenc @
+/// 0x5555] Driver does not support the required nvenc API version`, `[h264_cuvid @ 0x1ec8780]
+/// Cannot load libnvcuvid.so.1`.
+fn ffmpeg_nvidia_codec(line: &[u8]) -> bool {
+    let head = &line[..line.len().min(24)];
+    let Some(at) = memchr::memmem::find(head, b" @ ") else {
+        return false;
+    };
+    head.get(1..at)
+        .is_some_and(|codec| codec.ends_with(b"_nvenc") || codec.ends_with(b"_cuvid"))
 }
 
 /// NCCL 2's warnings before it put its name on them: `include/socket.h:344 WARN Socket
@@ -323,6 +332,7 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b't'
                 | b'p'
                 | b'c'
+                | b'C'
                 | b'K'
                 | b'O'
                 | b'k'
@@ -693,6 +703,18 @@ pub fn scan_reader<R: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_line_start_gets_its_look() {
+        // The first-byte check in `line_start_matches` must know each entry's first byte.
+        for start in LINE_STARTS {
+            assert!(
+                line_start_matches(start),
+                "{} is never looked at",
+                String::from_utf8_lossy(start)
+            );
+        }
+    }
 
     fn readings(facts: &LogFacts) -> Vec<(u64, Option<u64>)> {
         facts

@@ -312,7 +312,7 @@ regex!(
 );
 regex!(
     RE_LIB,
-    r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml|nvidia-container)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc)64_\w+\.dll))"
+    r"((?:lib(?:cudart|cudnn\w*|cublas\w*|cufft\w*|curand|cusparse\w*|cusolver\w*|nvrtc\w*|nvvm|nccl|nvinfer\w*|nvJitLink|cupti|nvToolsExt|cuda|nvidia-ml|nvidia-container|nvcuvid|nvidia-encode)[.,]so(?:\.[\d.]+)?)|(?:(?:cudart|cudnn|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc|nvvm)64_\w+\.dll)|(?:\b(?:nvvm|nvrtc)\.dll))"
 );
 regex!(
     RE_XID,
@@ -722,6 +722,11 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
                     .or_else(|| {
                         (has!(text, "cublas handle") || has!(text, "cublasCreate"))
                             .then(|| "cublasCreate".to_owned())
+                    })
+                    .or_else(|| {
+                        text.strip_prefix("CUBLAS failure in ")
+                            .and_then(|rest| rest.split_once('('))
+                            .map(|(call, _)| call.to_owned())
                     }),
                 status,
             }),
@@ -863,8 +868,21 @@ fn cublas_status(text: &str) -> Option<String> {
         return Some(c[1].to_owned());
     }
     if has!(text, "CUBLAS_STATUS_SUCCESS") {
-        let n: u32 = RE_VS.captures(text)?[1].parse().ok()?;
+        // A check that expected success prints what it got: `(13 vs. 0)`, or FAISS's
+        // `'err == CUBLAS_STATUS_SUCCESS' failed ... details: cublas failed (13)`.
+        static RE_FAILED_WITH: LazyLock<Regex> =
+            LazyLock::new(|| re(r"(?i)cublas failed \((\d{1,2})\)"));
+        let n: u32 = RE_VS
+            .captures(text)
+            .or_else(|| RE_FAILED_WITH.captures(text))?[1]
+            .parse()
+            .ok()?;
         return cublas_status_of(n).map(str::to_owned);
+    }
+    // DyNet's check prints the failing call, and the status number alone on the next line:
+    // `CUBLAS failure in cublasSgemm(dev.cublas_handle, ...)`.
+    if text.starts_with("CUBLAS failure in cublas") {
+        return Some(LibStatus::UNKNOWN.to_owned());
     }
     // A bare number (`CUBLAS error: 7`), and cuBLAS's own complaint about an argument
     // (`On entry to GEMM_EX  parameter number 9 had an illegal value`), which is status 7.
@@ -1755,7 +1773,19 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("needs sm_{}{}", &c[1], &c[2])),
         ));
     }
+    // TVM's (and TileLang's) target check: `Check failed: (0) is false: Not supported cuda
+    // -keys=cuda,gpu -arch=sm_100`.
+    if has!(text, "Not supported cuda")
+        && let Some(arch) = text
+            .split_once("-arch=")
+            .map(|(_, rest)| rest.split_whitespace().next().unwrap_or(rest))
+            .filter(|arch| arch.starts_with("sm_"))
+    {
+        return Some((EnvKind::ArchUnsupported, Some(arch.to_owned())));
+    }
     if has!(text, "no kernel image is available for execution")
+        // TensorRT older than the GPU: `Assertion failed: Unsupported SM.` (caskUtils.cpp).
+        || has!(text, "Unsupported SM.")
         // llama.cpp: `ggml-cuda was compiled without support for the current GPU architecture`.
         || has!(text, "compiled without support for the current GPU architecture")
         // cudaErrorInvalidKernelImage (200), as TensorFlow's start-up words it on a GPU newer
@@ -2219,9 +2249,12 @@ fn host_memory(text: &str) -> Option<ObsKind> {
             detail,
         });
     }
+    // LLVM's `LLVM ERROR: out of memory` is its host allocator giving up (a kernel compiler
+    // that runs in the job: OpenCL's, NVRTC's, Triton's), not the GPU's memory.
     if has!(text, "DefaultCPUAllocator: can't allocate memory")
         || has!(text, "DefaultCPUAllocator: not enough memory")
         || has!(text, "_ArrayMemoryError")
+        || text.starts_with("LLVM ERROR: out of memory")
     {
         let detail = RE_CPU_ALLOC.captures(text).and_then(|c| {
             c.get(1)
@@ -2361,8 +2394,10 @@ fn kernel(text: &str) -> Option<ObsKind> {
             });
         }
     }
-    // hashcat: `Driver temperature threshold met on GPU #3. Expect reduced performance.`
+    // hashcat: `Driver temperature threshold met on GPU #3. Expect reduced performance.`,
+    // and its watchdog's `Temperature limit on GPU #3 reached, aborting...`.
     if has!(text, "temperature threshold met")
+        || (has!(text, "Temperature limit on GPU") && has!(text, "reached"))
         || has!(text, "Temperature abort trigger")
         || lower.contains("thermal violation")
         || lower.contains("clocks event due to thermal")

@@ -63,6 +63,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             ),
             Severity::Error,
         )
+    } else if let Some(o) = lines
+        .iter()
+        .find(|o| o.text.contains("aborting") || o.text.contains("abort trigger"))
+    {
+        (
+            *o,
+            "The job stopped itself because the GPU reached its temperature limit (the program's own heat watchdog, such as hashcat's --hwmon-temp-abort): the GPU runs too hot.".to_owned(),
+            Severity::Error,
+        )
     } else if let Some(o) = lines.first() {
         (
             *o,

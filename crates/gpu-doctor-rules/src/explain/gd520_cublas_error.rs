@@ -3,7 +3,7 @@
 use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::{ObsKind, Observation};
+use gpu_doctor_scan::{LibStatus, ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD520",
@@ -84,12 +84,19 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         .as_deref()
         .map(|c| format!(" in `{}`", c.split('(').next().unwrap_or(c)))
         .unwrap_or_default();
-    let message = format!(
-        "cuBLAS failed with {}{call}{}: {}.",
-        s.status,
-        ranks_phrase(&hits),
-        meaning(&s.status)
-    );
+    let message = if s.status == LibStatus::UNKNOWN {
+        format!(
+            "cuBLAS failed{call}{}; the message does not name the status (a number printed with it is cuBLAS's status code: 13 EXECUTION_FAILED, 7 INVALID_VALUE, 1 NOT_INITIALIZED).",
+            ranks_phrase(&hits)
+        )
+    } else {
+        format!(
+            "cuBLAS failed with {}{call}{}: {}.",
+            s.status,
+            ranks_phrase(&hits),
+            meaning(&s.status)
+        )
+    };
     if s.status == "CUBLAS_STATUS_ARCH_MISMATCH" {
         return vec![Hit {
             finding: arch_mismatch(message, &hits),

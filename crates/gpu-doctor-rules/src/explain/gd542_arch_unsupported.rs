@@ -53,8 +53,11 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         return vec![needs_newer_gpu(&hits, needed)];
     }
     let message = match &sm {
-        Some(sm) => format!("The installed build has no kernels for this GPU's architecture ({sm}): nothing can run on it."),
-        None => "The software has no GPU code for this GPU's architecture (\"no kernel image is available\"): nothing can run on it.".to_owned(),
+        Some(sm) => format!(
+            "The installed build has no kernels for this GPU's architecture ({sm}): nothing can run on it."
+        ),
+        None => "The software has no GPU code for this GPU's architecture: nothing can run on it."
+            .to_owned(),
     };
     let mut f = finding_from(
         "GD542",

@@ -104,6 +104,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     }
     if let Some(l) = lib
         .as_deref()
+        .filter(|l| l.starts_with("libnvcuvid") || l.starts_with("libnvidia-encode"))
+    {
+        return vec![Hit {
+            finding: driver_video_library(&hits, l),
+            seq: first.seq,
+        }];
+    }
+    if let Some(l) = lib
+        .as_deref()
         .filter(|l| l.starts_with("libtorch_cuda") || l.starts_with("libc10_cuda"))
     {
         return vec![Hit {
@@ -262,6 +271,26 @@ fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
             "Re-create a missing or dangling versioned link",
             Some("sudo ln -sf libcuda.so.<driver version> /usr/lib/x86_64-linux-gnu/libcuda.so.1 && sudo ldconfig".to_owned()),
             None,
+        )
+}
+
+/// The driver's video decoder or encoder library (FFmpeg's `Cannot load libnvcuvid.so.1`):
+/// the NVIDIA container runtime mounts it only for the `video` capability, which its default
+/// (`compute,utility`) leaves out.
+fn driver_video_library(hits: &[&Observation], lib: &str) -> Finding {
+    let message = format!(
+        "The NVIDIA driver's video library {lib} cannot be loaded: in a container, the NVIDIA runtime mounts it only when NVIDIA_DRIVER_CAPABILITIES includes `video` (the default is `compute,utility`); outside one, the driver's decode/encode package is not installed."
+    );
+    finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.8, hits)
+        .with_remedy(
+            "Start the container with the video capability",
+            Some("docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility,video ...".to_owned()),
+            Some("Kubernetes: set NVIDIA_DRIVER_CAPABILITIES=all (or add video) in the pod's env".to_owned()),
+        )
+        .with_remedy(
+            "Outside a container, check that the driver's video libraries are installed",
+            Some("ldconfig -p | grep -E 'libnvcuvid|libnvidia-encode'".to_owned()),
+            Some("Debian/Ubuntu: install libnvidia-decode-<version> and libnvidia-encode-<version> matching the driver".to_owned()),
         )
 }
 

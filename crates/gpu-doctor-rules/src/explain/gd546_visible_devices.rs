@@ -11,16 +11,17 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     cause: Some(Cause::EnvVisibleDevices),
     summary: "The job asked for a GPU that is not visible to it (invalid device ordinal, no GPUs available)",
     body: r#"## What it does
-Finds `invalid device ordinal` (CUDA 101), `No CUDA GPUs are available` and `all CUDA-capable
-devices are busy or unavailable` (CUDA 46; `CUDA-capable device(s) is/are busy or unavailable`
-since CUDA 11), nvidia-smi's `No devices were found` and Slurm's `gres/gpu count reported lower
+Finds `invalid device ordinal` (CUDA 101), `no CUDA-capable device is detected` (100), `No CUDA
+GPUs are available`, nvidia-smi's `No devices were found` and Slurm's `gres/gpu count reported lower
 than configured (0 < N)` (the driver answers but lists no GPU), and NCCL's `Duplicate GPU
-detected` (two ranks on one GPU).
+detected` (two ranks on one GPU). `all CUDA-capable devices are busy or unavailable` (CUDA 46;
+`CUDA-capable device(s) is/are busy or unavailable` since CUDA 11) is reported here with cause
+`other`: the GPU is visible but refuses new work (exclusive-process mode with another process
+on it, MPS, a GPU that needs a reset, an unlicensed virtual GPU).
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
-renumbers GPUs from 0 and hides the rest, a scheduler gave it fewer GPUs than it assumes, or a
-GPU in exclusive-process mode is taken.
+renumbers GPUs from 0 and hides the rest, or a scheduler gave it fewer GPUs than it assumes.
 
 ## Example
 ```
@@ -71,13 +72,28 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
-    let message = if busy {
-        "The GPUs are busy or unavailable: another process holds a GPU in exclusive mode, or none is visible to the job.".to_owned()
-    } else {
-        match visible {
-            Some(n) => format!("The job asked for a GPU it cannot see (invalid device ordinal or no GPUs available); this machine shows {n} GPU(s) now."),
-            None => "The job asked for a GPU it cannot see: the device index is out of range for the GPUs visible to it, or none is visible.".to_owned(),
-        }
+    if busy {
+        return vec![Hit {
+            finding: devices_unavailable(&hits),
+            seq: first.seq,
+        }];
+    }
+    // CUDA's 100 (no device at all) and 101 (an index past the last visible one) differ.
+    let none_visible = hits.iter().any(|o| {
+        [
+            "no CUDA-capable device is detected",
+            "cudaErrorNoDevice",
+            "CUDA_ERROR_NO_DEVICE",
+            "No CUDA GPUs are available",
+        ]
+        .iter()
+        .any(|m| o.text.contains(m))
+    });
+    let message = match (none_visible, visible) {
+        (true, Some(n)) => format!("The driver answered but showed the job no GPU (CUDA's \"no CUDA-capable device\"): CUDA_VISIBLE_DEVICES is empty or wrong, or the container was started without GPUs; this machine shows {n} GPU(s) now."),
+        (true, None) => "The driver answered but showed the job no GPU (CUDA's \"no CUDA-capable device\"): CUDA_VISIBLE_DEVICES is empty or wrong, or the container was started without GPUs.".to_owned(),
+        (false, Some(n)) => format!("The job asked for a GPU it cannot see (invalid device ordinal or no GPUs available); this machine shows {n} GPU(s) now."),
+        (false, None) => "The job asked for a GPU it cannot see: the device index is out of range for the GPUs visible to it, or none is visible.".to_owned(),
     };
     let mut f = finding_from(
         "GD546",
@@ -98,20 +114,40 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             Some("device = torch.device(\"cuda\", int(os.environ.get(\"LOCAL_RANK\", 0)))".to_owned()),
             None,
         );
-    if busy {
-        f = f.with_remedy(
-            "Check the compute mode and who holds the GPU",
-            Some(
-                "nvidia-smi -q -d COMPUTE; nvidia-smi --query-compute-apps=pid,name --format=csv"
-                    .to_owned(),
-            ),
-            None,
-        );
-    }
     vec![Hit {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// CUDA's 46, `all CUDA-capable devices are busy or unavailable`: the GPU is visible but takes
+/// no new context. Not a visibility problem: the GPU is in a compute mode that refuses this
+/// process (exclusive-process with another process on it, prohibited), MPS is in the way, the
+/// GPU needs a reset (GD202 says so when the kernel log shows it), or a vGPU is unlicensed.
+fn devices_unavailable(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::Other,
+        Severity::Error,
+        "The GPU is visible but refuses new work (CUDA's \"busy or unavailable\", 46): it is in exclusive-process mode with another process on it or in prohibited mode, an MPS server stands in the way, it needs a reset, or a virtual GPU is unlicensed.",
+        0.6,
+        hits,
+    )
+    .with_remedy(
+        "Check the compute mode and which processes hold the GPU",
+        Some("nvidia-smi -q -d COMPUTE; nvidia-smi --query-compute-apps=pid,name --format=csv".to_owned()),
+        Some("in EXCLUSIVE_PROCESS mode one process at a time gets the GPU; an admin can set DEFAULT with `nvidia-smi -c 0`".to_owned()),
+    )
+    .with_remedy(
+        "Check for an MPS control daemon, and for a GPU that needs a reset",
+        Some("pgrep -a nvidia-cuda-mps; sudo dmesg | grep -iE 'NVRM|Xid|reset required'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "On a virtual GPU, check its license",
+        Some("nvidia-smi -q | grep -i -A2 license".to_owned()),
+        None,
+    )
 }
 
 /// `Failed to initialize NVML: Unknown Error`: NVML found the driver but could not open the

@@ -1389,3 +1389,96 @@ fn round_21_families() {
         ),
     ]);
 }
+
+#[test]
+fn round_22_families() {
+    assert_primary_findings_with_severity(&[
+        // TensorRT 7 on an Ampere GPU (NVIDIA/TensorRT#2332).
+        (
+            "INTERNAL_ERROR: Assertion failed: Unsupported SM.\n../rtSafe/cuda/caskUtils.cpp:80\nAborting...\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+            Severity::Error,
+        ),
+        // TVM's target check (tile-ai/tilelang, sm_100 before its release supported it).
+        (
+            "tvm.error.InternalError: Check failed: (0) is false: Not supported cuda -keys=cuda,gpu -arch=sm_100 -max_num_threads=1024 -thread_warp_size=32\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+            Severity::Error,
+        ),
+        // DyNet's cuBLAS check, the status number on its own line (clab/dynet#681).
+        (
+            "CUBLAS failure in cublasSgemm(dev.cublas_handle, CUBLAS_OP_N, CUBLAS_OP_N, y.d.rows(), l.d.cols())\n13\nRuntimeError: cublasSgemm(dev.cublas_handle, CUBLAS_OP_N)\n",
+            "GD520",
+            Cause::CublasError,
+            Severity::Error,
+        ),
+        // FAISS's check of a cuBLAS call (facebookresearch/faiss, status 13).
+        (
+            "Faiss assertion 'err == CUBLAS_STATUS_SUCCESS' failed in void faiss::gpu::runMatrixMult() at MatrixMult-inl.cuh:265; details: cublas failed (13): (512, 128) x (3516, 128)' = (512, 3516)\n",
+            "GD520",
+            Cause::CublasError,
+            Severity::Error,
+        ),
+        // hashcat's heat watchdog stopping the job (hashcat#1569).
+        (
+            "HWMon.Dev.#3.....: Temp: 88c Fan:  0% Util: 91% Core:1030MHz Mem:1000MHz Bus:4\n\nTemperature limit on GPU #3 reached, aborting...\n",
+            "GD205",
+            Cause::HwThermalPower,
+            Severity::Error,
+        ),
+        // LLVM's host allocator (hashcat#2338: 8 GB of RAM for four 11 GB GPUs).
+        (
+            "LLVM ERROR: out of memory\n",
+            "GD506",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // FFmpeg's NVDEC in a container without the video capability (NVIDIA/nvidia-docker).
+        (
+            "[h264_cuvid @ 0x1ec8780] Cannot load libnvcuvid.so.1\n[h264_cuvid @ 0x1ec8780] Failed loading nvcuvid.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // CUDA's compiler front end without its libnvvm (warp-ctc build).
+        (
+            "cicc: error while loading shared libraries: libnvvm.so.3: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // numba-cuda on Windows with CUDA 13's layout (NVIDIA/numba-cuda#397).
+        (
+            "        Trying to open library...       ERROR: failed to open nvvm:\nCould not find module 'nvvm.dll' (or one of its dependencies). Try using the full path with constructor syntax.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // CUDA 46 is not a visibility problem: MPS inside a container, an unlicensed vGPU.
+        (
+            "F0612 09:44:13.811357 3016 common.cpp:152] Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable\n",
+            "GD546",
+            Cause::Other,
+            Severity::Error,
+        ),
+        (
+            "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n",
+            "GD546",
+            Cause::Other,
+            Severity::Error,
+        ),
+    ]);
+}
+
+#[test]
+fn no_device_at_all_is_told_apart_from_an_index_out_of_range() {
+    let message = |text: &str| explain_text(text.as_bytes())[0].message.clone();
+    let none = message(
+        "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at /pytorch/aten/src/THC/THCGeneral.cpp:50\n",
+    );
+    assert!(none.contains("showed the job no GPU"), "{none}");
+    let index = message("RuntimeError: CUDA error: invalid device ordinal\n");
+    assert!(index.contains("device index is out of range"), "{index}");
+}
