@@ -13,7 +13,7 @@ pub struct Clean {
 pub fn clean(raw: &[u8]) -> Clean {
     let stripped = strip_controls(raw);
     let text = String::from_utf8_lossy(&stripped);
-    let mut s: &str = text.trim();
+    let mut s: &str = strip_quote_marks(text.trim());
     let mut rank = None;
     // Launchers nest prefixes (`[default0]:[rank0]: ...`): peel a few.
     for _ in 0..3 {
@@ -116,11 +116,23 @@ fn strip_rank_prefix(s: &str) -> Option<(Option<u32>, &str)> {
     Some((Some(n), &rest[colon + 1..]))
 }
 
+/// The line without the Markdown quote marks (`> `, nested `> > `) that output pasted into an
+/// issue thread often carries. Python's prompt (`>>> `) is not one.
+fn strip_quote_marks(mut s: &str) -> &str {
+    while let Some(rest) = s.strip_prefix("> ") {
+        s = rest.trim_start();
+    }
+    s
+}
+
 /// The line without its launcher prefixes (`[rank3]:`, `[default0]:`, `rank3:`,
 /// `[1,0]<stderr>:`, nested up to three) and the spaces after them, on raw bytes: the
 /// scanner's look at line starts, which runs before any cleaning, sees what [`clean`] would
-/// keep. Also drops one colour code at the very start (`ESC[31m`).
+/// keep. Also drops Markdown quote marks and one colour code at the very start (`ESC[31m`).
 pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
+    while let Some(rest) = line.strip_prefix(b"> ") {
+        line = rest.trim_ascii_start();
+    }
     if line.first() == Some(&0x1b) && line.get(1) == Some(&b'[') {
         if let Some(end) = line
             .iter()
@@ -182,6 +194,19 @@ fn digits_then_colon(rest: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_quote_marks_are_not_part_of_the_line() {
+        assert_eq!(
+            clean(b">         Kernel driver in use: nouveau").text,
+            "Kernel driver in use: nouveau"
+        );
+        assert_eq!(clean(b"> > [rank2]: CUDA error").text, "CUDA error");
+        assert_eq!(clean(b"> > [rank2]: CUDA error").rank, Some(2));
+        // Python's prompt stays.
+        assert_eq!(clean(b">>> import torch").text, ">>> import torch");
+        assert_eq!(strip_prefixes_bytes(b"> Kernel driver"), b"Kernel driver");
+    }
 
     #[test]
     fn strips_colour_and_controls() {

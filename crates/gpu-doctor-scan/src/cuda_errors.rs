@@ -169,6 +169,16 @@ pub const CUDA_ERRORS: &[CudaErrorEntry] = &[
         false,
         true,
     ),
+    // The driver's call into the operating system failed, or the OS does not offer it: a
+    // compatibility layer (WSL, a FreeBSD shim) or a sandbox between the job and the driver.
+    e(
+        304,
+        "cudaErrorOperatingSystem",
+        "CUDA_ERROR_OPERATING_SYSTEM",
+        "OS call failed or operation not supported on this OS",
+        false,
+        true,
+    ),
     e(
         400,
         "cudaErrorInvalidResourceHandle",

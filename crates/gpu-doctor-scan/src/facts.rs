@@ -193,6 +193,15 @@ pub mod detail {
     pub const TENSORFLOW_CPU: &str = "tensorflow";
     pub const CONDA_CPU: &str = "conda";
     pub const JAX_CPU: &str = "jax";
+    /// nouveau, the open-source driver, holds the GPU instead of NVIDIA's (`lspci -k`'s
+    /// `Kernel driver in use: nouveau`, the kernel's `NVIDIA probe routine was not called`).
+    pub const NOUVEAU: &str = "nouveau holds the GPU";
+    /// Docker refused the GPU request itself: a count and device IDs together.
+    pub const DOCKER_GPU_REQUEST: &str = "docker GPU request";
+    /// Slurm found fewer GPUs on the node than configured, but not none.
+    pub const GPUS_MISSING: &str = "fewer GPUs than configured";
+    /// A virtual GPU without a license (`License Status : Unlicensed`).
+    pub const VGPU_UNLICENSED: &str = "vGPU unlicensed";
     /// The `nvidia_uvm` module is not loaded (CUDA error 999 with a driver present).
     pub const NVIDIA_UVM: &str = "nvidia_uvm";
     /// CUDA errors 803 and 804: which libcuda meets which kernel driver.
@@ -338,6 +347,12 @@ pub enum ObsKind {
         /// The killed process (`python (pid 4242)`) or the size asked for, when printed.
         detail: Option<String>,
     },
+    /// The kernel crashed or locked up inside an NVIDIA kernel module: the faulting instruction
+    /// (`RIP: 0010:_raw_q_schedule+0x2f/0xb0 [nvidia_uvm]`) is the driver's.
+    DriverCrash {
+        /// The module (`nvidia_uvm`, `nvidia`, `nvidia_modeset`).
+        module: String,
+    },
     /// The IOMMU blocked a device's DMA (`DMAR: [DMA Write] Request device [02:00.0] fault
     /// addr ...`, AMD's `IO_PAGE_FAULT`).
     IommuFault {
@@ -466,6 +481,7 @@ impl ObsKind {
             ObsKind::DriverInstall { .. } => "driver_install",
             ObsKind::Failure { .. } => "failure",
             ObsKind::IommuFault { .. } => "iommu_fault",
+            ObsKind::DriverCrash { .. } => "driver_crash",
             ObsKind::TfPlacement { .. } => "tf_placement",
             ObsKind::GpuResetRequired { .. } => "gpu_reset_required",
             ObsKind::PciBarUnassigned { .. } => "pci_bar_unassigned",

@@ -125,14 +125,21 @@ fn exception_name(line: &[u8]) -> Option<&str> {
         .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_' || **b == b'.')
         .count();
     let rest = &line[len..];
-    if !(rest.is_empty() || rest[0] == b':') {
+    // IPython and Jupyter head a traceback with the class name: `ResourceExhaustedError
+    // Traceback (most recent call last)`; a pasted notebook output may be cut before the
+    // message line.
+    let notebook_header = rest.first() == Some(&b' ')
+        && rest
+            .trim_ascii_start()
+            .starts_with(b"Traceback (most recent call last)");
+    if !(rest.is_empty() || rest[0] == b':' || notebook_header) {
         return None;
     }
     let word = &line[..len];
     let name = word.rsplit(|b| *b == b'.').next()?;
     if !name.first().is_some_and(u8::is_ascii_uppercase)
         || !(name.ends_with(b"Error") || name.ends_with(b"Exception"))
-        || rest.get(1..).is_some_and(is_a_value)
+        || (!notebook_header && rest.get(1..).is_some_and(is_a_value))
     {
         return None;
     }
@@ -168,6 +175,10 @@ mod tests {
     #[test]
     fn python_exceptions_by_their_class_name() {
         for (line, name) in [
+            (
+                "ResourceExhaustedError                    Traceback (most recent call last)",
+                "ResourceExhaustedError",
+            ),
             (
                 "ValueError: invalid literal for int() with base 10: 'MIG-377e'",
                 "ValueError",

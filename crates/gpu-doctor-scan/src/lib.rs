@@ -169,6 +169,11 @@ const LINE_STARTS: &[&[u8]] = &[
     // end (`cicc: error while loading shared libraries: libnvvm.so.3`).
     b"ptxas",
     b"cicc:",
+    // `nvidia-smi -q` on a virtual GPU: `License Status : Unlicensed`.
+    b"License Status",
+    // Docker refusing a container before it starts (`docker: Error response from daemon:
+    // cannot set both Count and DeviceIDs on device request`).
+    b"docker: Error response from daemon",
     // Windows' loader through ctypes: `Could not find module 'nvvm.dll' (or one of its
     // dependencies)`.
     b"Could not find module",
@@ -235,10 +240,12 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             rest.get(digits..digits + 2) == Some(b"]:".as_slice())
                 && line_start_matches(&rest[digits + 2..])
         }
-        Some(b'[' | 0x1b | b'r') => {
+        Some(b'[' | 0x1b | b'r' | b'>') => {
             let rest = clean::strip_prefixes_bytes(line);
             if rest.len() < line.len() {
-                return line_start_matches(rest);
+                // What follows a prefix gets every look a bare line gets (a quoted dmesg line,
+                // a launcher's prefix before a TensorRT error); each call is on a shorter line.
+                return starts_worth_a_look(rest);
             }
             if line[0] == b'[' {
                 return kernel_start_worth_a_look(line)
@@ -333,6 +340,8 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'p'
                 | b'c'
                 | b'C'
+                | b'd'
+                | b'L'
                 | b'K'
                 | b'O'
                 | b'k'

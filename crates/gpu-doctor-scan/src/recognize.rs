@@ -1303,6 +1303,8 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "CudaAPIError",
         // Paddle: `ExternalError:  Cuda error(719), unspecified launch failure.`
         "Cuda error(",
+        // deepmd-kit's check: `cuda assert: invalid argument .../gpu_cuda.h 48`.
+        "cuda assert: ",
     ]
     .iter()
     .any(|w| text.contains(w));
@@ -1637,11 +1639,15 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if has!(text, "Unable to load cuDNN DSO") {
         return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
     }
+    // Docker (or compose) asked for GPUs both by count and by ID.
+    if has!(text, "cannot set both Count and DeviceIDs") {
+        return Some(named(EnvKind::VisibleDevices, detail::DOCKER_GPU_REQUEST));
+    }
     // nouveau, not NVIDIA's driver, holds the GPU (`lspci -k`, `lshw`).
     if text.starts_with("Kernel driver in use: nouveau")
         || text.starts_with("configuration: driver=nouveau")
     {
-        return Some((EnvKind::NoDriver, Some("nouveau holds the GPU".to_owned())));
+        return Some(named(EnvKind::NoDriver, detail::NOUVEAU));
     }
     // PyTorch's own check of the cuDNN it loaded: `cuDNN version incompatibility: PyTorch was
     // compiled against (8, 3, 2) but linked against (8, 0, 3)`.
@@ -1674,6 +1680,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || (has!(text, "gres/gpu count reported lower than configured (0 <"))
     {
         return Some(named(EnvKind::VisibleDevices, detail::NO_GPU_ENUMERATED));
+    }
+    // Some of them: `gres/gpu count reported lower than configured (3 < 4)`.
+    if has!(text, "gres/gpu count reported lower than configured (") {
+        return Some(named(EnvKind::VisibleDevices, detail::GPUS_MISSING));
+    }
+    // A virtual GPU without a license (`nvidia-smi -q`): throttled, then CUDA is refused.
+    if text.starts_with("License Status") && has!(text, ": Unlicensed") {
+        return Some(named(EnvKind::VisibleDevices, detail::VGPU_UNLICENSED));
     }
     // CUDA's assembler does not know the GPU's architecture: the toolkit is older than it.
     if has!(text, "is not defined for option 'gpu-name'")
@@ -1827,7 +1841,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // The kernel module loaded, but another driver (nouveau) holds the GPU.
     if has!(text, "NVIDIA probe routine was not called") {
-        return Some((EnvKind::NoDriver, Some("nouveau".to_owned())));
+        return Some(named(EnvKind::NoDriver, detail::NOUVEAU));
     }
     if let Some(c) = RE_UNKNOWN_CC.captures(text) {
         return Some((
@@ -2007,7 +2021,8 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             || has!(text, "nvidia-smi: not found")
             || has!(text, "is not recognized as an internal or external command")
             || has!(text, "executable file not found")
-            || has!(text, "nvidia-smi is not installed"))
+            || has!(text, "nvidia-smi is not installed")
+            || text.starts_with("nvidia-smi not found"))
     {
         return Some(named(EnvKind::NoDriver, detail::NVIDIA_SMI_MISSING));
     }
@@ -2141,8 +2156,22 @@ fn nccl(text: &str) -> Option<NcclInfo> {
             version: None,
         });
     }
+    // A build older than the GPU: `NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn
+    // maxSharedMem 79856` (NCCL 2.25 on an RTX 5090; it fails to launch its kernels).
+    if has!(text, "ncclMaxSharedMem") && has!(text, "exceeds device") {
+        return Some(NcclInfo {
+            kind: "ncclMaxSharedMem exceeds the GPU's shared memory (an NCCL release older than the GPU)"
+                .to_owned(),
+            timeout_ms: None,
+            version: None,
+        });
+    }
     if ((has!(text, "NCCL WARN") || (has!(text, " WARN ") && RE_NCCL_SOURCE_WARN.is_match(text)))
-        && (has!(text, "failed") || has!(text, "rror") || has!(text, "failure")))
+        && (has!(text, "failed")
+            || has!(text, "rror")
+            || has!(text, "failure")
+            // `NCCL WARN NET/IB : Unable to open device erdma_1`.
+            || has!(text, "Unable to")))
         || (has!(text, "shared memory segment") && has!(text, "nccl"))
     {
         let kind = if has!(text, "shm") || has!(text, "shared memory") {
@@ -2326,6 +2355,19 @@ fn kernel(text: &str) -> Option<ObsKind> {
             detail: Some(
                 "GSP RPC history dump (printed when a call to the GPU's firmware fails)".to_owned(),
             ),
+        });
+    }
+    // An oops, a soft lockup or a BUG whose faulting instruction is in NVIDIA's module: the
+    // register dump's `RIP: 0010:_raw_q_schedule+0x2f/0xb0 [nvidia_uvm]`. (A call trace's
+    // frames in the module only say that it was on the stack.)
+    if let Some(rip) = text.split_once("RIP: ").map(|(_, rip)| rip)
+        && let Some(module) = rip
+            .rsplit_once('[')
+            .and_then(|(_, m)| m.strip_suffix(']'))
+            .filter(|m| m.starts_with("nvidia"))
+    {
+        return Some(ObsKind::DriverCrash {
+            module: module.to_owned(),
         });
     }
     // The IOMMU refused a device's DMA: with GPUs, peer-to-peer and GPUDirect transfers.
@@ -2981,7 +3023,7 @@ mod tests {
             ("nvmlInit_v2 err: 18", (EnvKind::NvmlMismatch, None)),
             (
                 "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
-                (EnvKind::NoDriver, Some("nouveau".to_owned())),
+                (EnvKind::NoDriver, Some(detail::NOUVEAU.to_owned())),
             ),
             (
                 "Failed to initialize NVML: Unknown Error",

@@ -2,7 +2,7 @@
 
 use super::{Hit, Input, finding_from, ranks_phrase};
 use crate::registry::RuleDoc;
-use gpu_doctor_model::{Cause, Severity};
+use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
@@ -54,6 +54,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         .as_deref()
         .map(|v| format!(" (NCCL {v})"))
         .unwrap_or_default();
+    if n.kind.starts_with("ncclMaxSharedMem") {
+        return vec![Hit {
+            finding: older_than_gpu(&hits),
+            seq: first.seq,
+        }];
+    }
     let message = format!(
         "An NCCL collective failed with \"{}\"{version}{}: the process group is broken and the job must restart; if another rank failed first, its error is the root cause.",
         n.kind,
@@ -87,4 +93,22 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// `ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856`: the NCCL release predates the
+/// GPU (NCCL 2.25 on an RTX 5090, fixed in 2.26), and its kernels cannot launch.
+fn older_than_gpu(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD530",
+        Cause::NcclError,
+        Severity::Error,
+        "This NCCL release is older than the GPU: its kernels need more shared memory per block than the GPU offers (`ncclMaxSharedMem ... exceeds device/fn maxSharedMem`), so its collectives cannot run.".to_owned(),
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Install a newer NCCL (PyTorch's wheels take it from the nvidia-nccl package)",
+        Some("pip install --upgrade nvidia-nccl-cu12".to_owned()),
+        Some("or a PyTorch build whose bundled NCCL supports this GPU".to_owned()),
+    )
 }

@@ -73,7 +73,10 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         }];
     }
     let uvm = env_detail(&hits).as_deref() == Some(detail::NVIDIA_UVM);
-    let message = if uvm {
+    let nouveau = hits.iter().any(|o| has_detail(o, detail::NOUVEAU));
+    let message = if nouveau {
+        "nouveau, the open-source driver, holds the GPU instead of NVIDIA's driver: CUDA cannot use the GPU until NVIDIA's kernel module drives it."
+    } else if uvm {
         "CUDA could not start although the driver is present (error 999, or a container runtime that could not load the UVM module): most often the driver's unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
     } else {
         "No usable NVIDIA driver: it is not installed, not loaded for the running kernel, or not visible inside the container."
@@ -91,6 +94,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             "Reload the unified-memory module (or reboot)",
             Some("sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm".to_owned()),
             Some("also check that CUDA_VISIBLE_DEVICES is set before the program starts, not changed inside it".to_owned()),
+        );
+    }
+    if nouveau {
+        f = f.with_remedy(
+            "Blacklist nouveau, rebuild the initramfs and reboot (then install or load NVIDIA's driver)",
+            Some("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot".to_owned()),
+            Some("Fedora/RHEL: sudo dracut --force instead of update-initramfs".to_owned()),
         );
     }
     f = f

@@ -17,7 +17,10 @@ than configured (0 < N)` (the driver answers but lists no GPU), and NCCL's `Dupl
 detected` (two ranks on one GPU). `all CUDA-capable devices are busy or unavailable` (CUDA 46;
 `CUDA-capable device(s) is/are busy or unavailable` since CUDA 11) is reported here with cause
 `other`: the GPU is visible but refuses new work (exclusive-process mode with another process
-on it, MPS, a GPU that needs a reset, an unlicensed virtual GPU).
+on it, MPS, a GPU that needs a reset, an unlicensed virtual GPU). So are `nvidia-smi -q`'s
+`License Status : Unlicensed` on a virtual GPU and Slurm's `gres/gpu count reported lower than
+configured (3 < 4)` (some GPUs missing: one fell off the bus, or the MIG layout changed), and
+docker's `cannot set both Count and DeviceIDs` gets advice of its own.
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
@@ -51,7 +54,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let visible = input.live.map(|s| s.devices.len());
     let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
     // Messages that name their own situation get their own finding.
-    let specials: [(&str, SpecialFinding); 9] = [
+    let specials: [(&str, SpecialFinding); 12] = [
         (detail::DEVICE_ACCESS_LOST, lost_device_access),
         (detail::JAX_NO_GPU, jax_found_none),
         (detail::CDI_UNRESOLVED, cdi_unresolved),
@@ -61,6 +64,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         (detail::VISIBLE_DEVICES_ENVVAR_REFUSED, envvar_refused),
         (detail::VISIBLE_AFTER_INIT, visible_after_init),
         (detail::LAUNCHER_SLOT, launcher_slot),
+        (detail::DOCKER_GPU_REQUEST, docker_gpu_request),
+        (detail::GPUS_MISSING, gpus_missing),
+        (detail::VGPU_UNLICENSED, vgpu_unlicensed),
     ];
     let detail = env_detail(&hits);
     let special = specials
@@ -118,6 +124,74 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// `docker: Error response from daemon: cannot set both Count and DeviceIDs on device
+/// request`: the container never started.
+fn docker_gpu_request(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "Docker refused the container's GPU request: it names both a number of GPUs and their IDs (`--gpus` with both, or compose's `count` next to `device_ids`); give one of them.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Ask for GPUs by ID only (or by count only)",
+        Some("docker run --gpus '\"device=0,1\"' ...   (or: docker run --gpus 2 ...)".to_owned()),
+        Some("compose: under deploy.resources.reservations.devices keep either `count` or `device_ids`".to_owned()),
+    )
+}
+
+/// Slurm's `gres/gpu count reported lower than configured (3 < 4)`: the node is drained.
+fn gpus_missing(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::Other,
+        Severity::Error,
+        "Slurm drained the node: it found fewer GPUs than gres.conf/slurm.conf configure. A GPU has dropped off the bus (the kernel log then shows Xid 79), or the GPUs or their MIG layout changed without the configuration.",
+        0.6,
+        hits,
+    )
+    .with_remedy(
+        "Compare the GPUs the node shows with its configuration",
+        Some("nvidia-smi -L; grep -i gpu /etc/slurm/gres.conf; scontrol show node $(hostname) | grep -i gres".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Look for a GPU that fell off the bus",
+        Some("sudo dmesg | grep -iE 'Xid|fallen off|NVRM'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Once the counts agree, return the node to service",
+        Some("scontrol update nodename=<node> state=resume".to_owned()),
+        None,
+    )
+}
+
+/// `License Status : Unlicensed` in `nvidia-smi -q`: a virtual GPU runs throttled without a
+/// license, then refuses CUDA.
+fn vgpu_unlicensed(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::Other,
+        Severity::Error,
+        "The virtual GPU is unlicensed: NVIDIA's vGPU software throttles it shortly after boot and then refuses CUDA work until it gets a license.",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Check the license state and the license server the guest uses",
+        Some("nvidia-smi -q | grep -i -A2 license; cat /etc/nvidia/gridd.conf".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Restart the licensing daemon after fixing its configuration or token",
+        Some("sudo systemctl restart nvidia-gridd && journalctl -u nvidia-gridd | tail".to_owned()),
+        None,
+    )
 }
 
 /// CUDA's 46, `all CUDA-capable devices are busy or unavailable`: the GPU is visible but takes

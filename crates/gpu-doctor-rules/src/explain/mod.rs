@@ -17,6 +17,7 @@ mod gd206_ecc_corrected;
 mod gd207_iommu_fault;
 mod gd208_gpu_init_failed;
 mod gd209_host_ecc;
+mod gd210_driver_crash;
 mod gd500_oom_capacity;
 mod gd501_oom_fragmentation;
 mod gd502_oom_other_process;
@@ -63,6 +64,7 @@ pub static RULES: &[&RuleDoc] = &[
     &gd207_iommu_fault::DOC,
     &gd208_gpu_init_failed::DOC,
     &gd209_host_ecc::DOC,
+    &gd210_driver_crash::DOC,
     &gd500_oom_capacity::DOC,
     &gd501_oom_fragmentation::DOC,
     &gd502_oom_other_process::DOC,
@@ -119,6 +121,7 @@ const CHECKS: &[Rule] = &[
     gd207_iommu_fault::check,
     gd208_gpu_init_failed::check,
     gd209_host_ecc::check,
+    gd210_driver_crash::check,
     gd500_oom_capacity::check,
     gd501_oom_fragmentation::check,
     gd502_oom_other_process::check,

@@ -381,8 +381,15 @@ fn a_driver_that_lists_no_gpu() {
             got[0].message
         );
     }
-    // One GPU of eight missing is not "none visible".
-    assert!(codes("Reason=gres/gpu count reported lower than configured (7 < 8)\n").is_empty());
+    // One GPU of eight missing is not "none visible": the node lost a GPU (or its layout
+    // changed), a finding of its own.
+    let got = explain_text(b"Reason=gres/gpu count reported lower than configured (7 < 8)\n");
+    assert_eq!(got[0].cause, Cause::Other);
+    assert!(
+        got[0].message.starts_with("Slurm drained the node"),
+        "{}",
+        got[0].message
+    );
 }
 
 #[test]
@@ -1481,4 +1488,88 @@ fn no_device_at_all_is_told_apart_from_an_index_out_of_range() {
     assert!(none.contains("showed the job no GPU"), "{none}");
     let index = message("RuntimeError: CUDA error: invalid device ordinal\n");
     assert!(index.contains("device index is out of range"), "{index}");
+}
+
+#[test]
+fn miss_review_families() {
+    assert_primary_findings(&[
+        // `lspci -k` pasted into a thread as a Markdown quote: nouveau drives the NVIDIA GPU
+        // (tpruvot/ccminer).
+        (
+            "> 08:00.0 3D controller: NVIDIA Corporation GK208M [GeForce 920M] (rev a1)\n>         Subsystem: Dell Device 06ae\n>         Kernel driver in use: nouveau\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        // Docker asked for GPUs by count and by ID at once (docker/cli).
+        (
+            "docker: Error response from daemon: cannot set both Count and DeviceIDs on device request.\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // NCCL's warning without its host prefix (NVIDIA/nccl#2428).
+        (
+            "NCCL WARN NET/IB : Unable to open device erdma_1\n",
+            "GD530",
+            Cause::NcclError,
+        ),
+        // NCCL 2.25 on an RTX 5090 (NVIDIA/nccl, fixed in 2.26).
+        (
+            "localhost:11344:11344 [1] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856\n",
+            "GD530",
+            Cause::NcclError,
+        ),
+        // An oops inside nvidia_uvm during suspend.
+        (
+            "BUG: kernel NULL pointer dereference, address: 0000000000000000\nOops: 0000 [#1] SMP PTI\nRIP: 0010:_raw_q_schedule+0x2f/0xb0 [nvidia_uvm]\nCall Trace:\n nv_kthread_q_flush+0x7f/0x130 [nvidia_uvm]\n",
+            "GD210",
+            Cause::Other,
+        ),
+    ]);
+    assert_primary_findings_with_severity(&[
+        // `sinfo -R`: Slurm drained a node that lost one of its GPUs (or changed its MIG
+        // layout; ComputeCanada/puppet-magic_castle#361).
+        (
+            "gres/gpu count reported lower than configured (3 < 4)  slurm  2024-05-23T12:49:52 nodegpu1\n",
+            "GD546",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // `nvidia-smi -q` on an unlicensed virtual GPU.
+        (
+            "    vGPU Software Licensed Product\n        Product Name                      : NVIDIA Virtual Compute Server\n        License Status                    : Unlicensed\n",
+            "GD546",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // A diagnostics script's own wording, with the module loaded (canonical/data-science-stack).
+        (
+            "nvidia-smi not found, NVIDIA GPU Driver not installed correctly.\n",
+            "GD545",
+            Cause::Other,
+            Severity::Warn,
+        ),
+        // deepmd-kit's CUDA check (deepmodeling/deepmd-kit#533).
+        (
+            "cuda assert: invalid argument /source/lib/include/gpu_cuda.h 48.\n",
+            "GD547",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // cuInit through a compatibility shim (shkhln/libc6-shim#13).
+        (
+            "  cu->cuInit(0) failed -> CUDA_ERROR_OPERATING_SYSTEM: OS call failed or operation not supported on this OS\n",
+            "GD547",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // A notebook's traceback header, the message line cut off (stardist).
+        (
+            "---------------------------------------------------------------------------\nResourceExhaustedError                    Traceback (most recent call last)\n<ipython-input-6-16ede791f3d3> in <module>()\n",
+            "GD500",
+            Cause::OomCapacity,
+            Severity::Error,
+        ),
+    ]);
+    // Frames of NVIDIA's module on a call trace are not a crash in it.
+    assert!(explain_text(b"Call Trace:\n nv_kthread_q_flush+0x7f/0x130 [nvidia_uvm]\n").is_empty());
 }

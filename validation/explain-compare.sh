@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Re-checks `gpu-doctor explain` on a real GPU after rule changes: runs the three explain
+# validations (real failures made on the GPU), then explains every failure output they saved
+# with a previous binary too, and lists where the primary finding differs. Then the throughput
+# benchmark, and a log of one error line repeated (the case the scanner's line memo is for),
+# each next to grep in the same run.
+#
+#   OUT=/tmp/out BIN=target/release/gpu-doctor PREV=/path/to/older/gpu-doctor \
+#     validation/explain-compare.sh
+set -u
+cd "$(dirname "$0")/.."
+BIN="${BIN:-target/release/gpu-doctor}"
+PREV="${PREV:?set PREV to the binary to compare with}"
+OUT="${OUT:?set OUT to an output folder}"
+export BIN OUT
+PY="${PYTHON:-python3}"
+
+validation/explain.sh
+validation/explain-unknown.sh
+validation/explain-init.sh
+
+primary() { # BINARY FILE: the primary finding's code and cause
+  "$1" explain --json "$2" 2>/dev/null | "$PY" -c 'import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index("{"):]) if "{" in t else {}; f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))'
+}
+compare="$OUT/compare.txt"
+: > "$compare"
+for f in "$OUT"/explain/*.out "$OUT"/explain-unknown/*.out "$OUT"/explain-init/*.out; do
+  case "$f" in *.explain.out|*.explain-json.out|*.explain--live.out|*.explain-json--live.out) continue ;; esac
+  [ -f "$f" ] || continue
+  now=$(primary "$BIN" "$f"); before=$(primary "$PREV" "$f")
+  mark=same; [ "$now" = "$before" ] || mark=DIFFERENT
+  echo "$mark $(basename "$(dirname "$f")")/$(basename "$f"): before [$before] now [$now]" >> "$compare"
+done
+echo "compared $(wc -l < "$compare") outputs, $(grep -c '^DIFFERENT' "$compare") differ" | tee -a "$compare"
+
+SIZE_MB="${SIZE_MB:-1024}" LOG=/tmp/gd-bench.log bench/explain/run.sh > "$OUT/bench.txt" 2>&1
+
+# One error line, repeated: 400 MB.
+rep=/tmp/gd-repeated.log
+"$PY" -c '
+import sys
+line = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+with open(sys.argv[1], "wb") as f:
+    block = line * 100000
+    for _ in range(60):
+        f.write(block)
+' "$rep"
+cat "$rep" > /dev/null
+{
+  echo "file: $(stat -c %s "$rep") bytes of one repeated error line"
+  for b in "$BIN" "$PREV"; do
+    /usr/bin/time -f "$b explain --json: %e s, peak RSS %M KB" "$b" explain --json "$rep" > /dev/null
+  done
+  /usr/bin/time -f "grep -c CUDA: %e s, peak RSS %M KB" grep -c CUDA "$rep" > /dev/null
+} > "$OUT/repeated.txt" 2>&1
+rm -f "$rep" /tmp/gd-bench.log /tmp/gd-bench-quarter.log
