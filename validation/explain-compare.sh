@@ -51,6 +51,9 @@ cat "$rep" > /dev/null
   for b in "$BIN" "$PREV"; do
     /usr/bin/time -f "$b explain --json: %e s, peak RSS %M KB" "$b" explain --json "$rep" > /dev/null
   done
-  /usr/bin/time -f "grep -c CUDA: %e s, peak RSS %M KB" grep -c CUDA "$rep" > /dev/null
+  # To a file: GNU grep notices /dev/null and stops at the first match.
+  /usr/bin/time -f "grep -c CUDA: %e s, peak RSS %M KB" grep -c CUDA "$rep" > "$rep.count"
+  /usr/bin/time -f "grep -c -E (7 words): %e s, peak RSS %M KB" \
+    grep -c -E 'CUDA|memory|Xid|NCCL|CUBLAS|CUDNN|assert' "$rep" > "$rep.count"
 } > "$OUT/repeated.txt" 2>&1
-rm -f "$rep" /tmp/gd-bench.log /tmp/gd-bench-quarter.log
+rm -f "$rep" "$rep.count" /tmp/gd-bench.log /tmp/gd-bench-quarter.log
