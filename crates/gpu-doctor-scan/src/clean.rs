@@ -13,7 +13,7 @@ pub struct Clean {
 pub fn clean(raw: &[u8]) -> Clean {
     let stripped = strip_controls(raw);
     let text = String::from_utf8_lossy(&stripped);
-    let mut s: &str = strip_quote_marks(text.trim());
+    let mut s: &str = strip_vllm_prefix(strip_quote_marks(text.trim()));
     let mut rank = None;
     // Launchers nest prefixes (`[default0]:[rank0]: ...`): peel a few.
     for _ in 0..3 {
@@ -125,6 +125,50 @@ fn strip_quote_marks(mut s: &str) -> &str {
     s
 }
 
+/// The line without vLLM's prefixes: the worker process's `(EngineCore_DP0 pid=418) ` and its
+/// logger's `ERROR 01-29 15:38:21 [core.py:946] `, which stand before every line a vLLM
+/// worker prints (a traceback's too).
+fn strip_vllm_prefix(s: &str) -> &str {
+    let bytes = strip_vllm_prefix_bytes(s.as_bytes());
+    // Only ASCII was removed, so the rest starts on a character boundary.
+    &s[s.len() - bytes.len()..]
+}
+
+/// [`strip_vllm_prefix`] on raw bytes.
+pub(crate) fn strip_vllm_prefix_bytes(mut line: &[u8]) -> &[u8] {
+    if line.first() == Some(&b'(')
+        && let Some(close) = memchr::memchr(b')', &line[..line.len().min(64)])
+        && let Some(pid) = memchr::memmem::find(&line[..close], b" pid=")
+        && line[pid + 5..close].iter().all(u8::is_ascii_digit)
+    {
+        line = line[close + 1..].trim_ascii_start();
+    }
+    for level in [
+        &b"INFO "[..],
+        b"WARNING ",
+        b"ERROR ",
+        b"DEBUG ",
+        b"CRITICAL ",
+    ] {
+        if let Some(rest) = line.strip_prefix(level) {
+            // `01-29 15:38:21 [core.py:946] `
+            let stamp = rest.len() > 16
+                && rest[2] == b'-'
+                && rest[5] == b' '
+                && rest[8] == b':'
+                && rest[11] == b':';
+            if stamp
+                && let Some(open) = memchr::memchr(b'[', &rest[..rest.len().min(24)])
+                && let Some(close) = memchr::memchr(b']', &rest[open..rest.len().min(open + 64)])
+            {
+                return rest[open + close + 1..].trim_ascii_start();
+            }
+            break;
+        }
+    }
+    line
+}
+
 /// The line without its launcher prefixes (`[rank3]:`, `[default0]:`, `rank3:`,
 /// `[1,0]<stderr>:`, nested up to three) and the spaces after them, on raw bytes: the
 /// scanner's look at line starts, which runs before any cleaning, sees what [`clean`] would
@@ -133,6 +177,7 @@ pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
     while let Some(rest) = line.strip_prefix(b"> ") {
         line = rest.trim_ascii_start();
     }
+    line = strip_vllm_prefix_bytes(line);
     if line.first() == Some(&0x1b) && line.get(1) == Some(&b'[') {
         if let Some(end) = line
             .iter()
@@ -194,6 +239,33 @@ fn digits_then_colon(rest: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vllm_prefixes_are_not_part_of_the_line() {
+        let line = b"(EngineCore_DP0 pid=418) ERROR 01-29 15:38:21 [core.py:946] AssertionError: Error in memory profiling.";
+        assert_eq!(
+            clean(line).text,
+            "AssertionError: Error in memory profiling."
+        );
+        assert_eq!(
+            strip_prefixes_bytes(line),
+            b"AssertionError: Error in memory profiling."
+        );
+        assert_eq!(
+            clean(b"INFO 01-29 15:38:21 [gpu_worker.py:333] Available KV cache memory: 1 GiB").text,
+            "Available KV cache memory: 1 GiB"
+        );
+        assert_eq!(
+            clean(b"(Worker_TP1 pid=15193) Traceback (most recent call last):").text,
+            "Traceback (most recent call last):"
+        );
+        // Not vLLM's: left alone.
+        assert_eq!(clean(b"(x) ERROR something").text, "(x) ERROR something");
+        assert_eq!(
+            clean(b"ERROR: nvidia-installer").text,
+            "ERROR: nvidia-installer"
+        );
+    }
 
     #[test]
     fn markdown_quote_marks_are_not_part_of_the_line() {

@@ -1562,6 +1562,13 @@ fn miss_review_families() {
             Cause::Other,
             Severity::Error,
         ),
+        // vLLM's worker and logger prefixes before an assertion (vllm-project/vllm, XPU).
+        (
+            "(EngineCore_DP0 pid=418) ERROR 01-29 15:38:21 [core.py:946]     assert self.init_snapshot.free_memory > free_gpu_memory, (\n(EngineCore_DP0 pid=418) ERROR 01-29 15:38:21 [core.py:946] AssertionError: Error in memory profiling. Initial free memory 30.3 GiB, current free memory 30.3 GiB.\n",
+            "GD579",
+            Cause::Other,
+            Severity::Error,
+        ),
         // A notebook's traceback header, the message line cut off (stardist).
         (
             "---------------------------------------------------------------------------\nResourceExhaustedError                    Traceback (most recent call last)\n<ipython-input-6-16ede791f3d3> in <module>()\n",
