@@ -210,6 +210,8 @@ fn root_rank(f: &Finding) -> u8 {
         // first.
         Cause::HwXid if f.code.0 == gd208_gpu_init_failed::DOC.code => 91,
         Cause::HwXid if f.severity == Severity::Error => 95,
+        // A crash inside the driver's module breaks every GPU call after it.
+        Cause::Other if f.code.0 == gd210_driver_crash::DOC.code => 94,
         // An environment warning (JAX's "no supported devices", XLA's slower compilation,
         // TensorRT not found) follows the failure that caused it, or matters less than any.
         c if c.is_environment() && f.severity < Severity::Error => 5,
@@ -220,6 +222,9 @@ fn root_rank(f: &Finding) -> u8 {
         // errors that come with it.
         Cause::EnvNvmlMismatch | Cause::EnvNoDriver => 92,
         Cause::EnvVisibleDevices => 88,
+        // GD546's situations of cause `other` (a GPU that refuses work, an unlicensed vGPU, a
+        // node short of GPUs) are why the CUDA calls after them fail.
+        Cause::Other if f.code.0 == gd546_visible_devices::DOC.code => 88,
         c if c.is_environment() => 90,
         Cause::DeviceAssert => 80,
         c if c.is_oom() && f.severity >= Severity::Warn => 70,

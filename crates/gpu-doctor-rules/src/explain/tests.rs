@@ -1580,3 +1580,19 @@ fn miss_review_families() {
     // Frames of NVIDIA's module on a call trace are not a crash in it.
     assert!(explain_text(b"Call Trace:\n nv_kthread_q_flush+0x7f/0x130 [nvidia_uvm]\n").is_empty());
 }
+
+#[test]
+fn situations_of_cause_other_that_break_later_calls_rank_first() {
+    assert_primary_findings(&[
+        (
+            "RIP: 0010:_raw_q_schedule+0x2f/0xb0 [nvidia_uvm]\nRuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle)`\n",
+            "GD210",
+            Cause::Other,
+        ),
+        (
+            "        License Status                    : Unlicensed\nRuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\n",
+            "GD546",
+            Cause::Other,
+        ),
+    ]);
+}
