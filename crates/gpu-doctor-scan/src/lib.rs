@@ -23,7 +23,9 @@
 //!   cause is still reported as a failure.
 //! - Lines are split on `\n` and `\r` (progress bars), cleaned of ANSI colour codes and
 //!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
-//!   kept on the observation).
+//!   kept on the observation), vLLM's worker and logger prefixes and Markdown quote marks.
+//! - A line read again in the same context reuses what it was recognised as the first time
+//!   (`memo`): a log that repeats one error line pays for it once.
 
 /// `has!(text, "needle")`: whether `text` contains `needle`, with the needle's searcher built
 /// once. The scanner asks this a few hundred times of every line it looks at; `str::contains`
