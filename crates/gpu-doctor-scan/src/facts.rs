@@ -202,6 +202,8 @@ pub mod detail {
     pub const GPUS_MISSING: &str = "fewer GPUs than configured";
     /// A virtual GPU without a license (`License Status : Unlicensed`).
     pub const VGPU_UNLICENSED: &str = "vGPU unlicensed";
+    /// OpenCL found no device on a platform (`clGetDeviceIDs(): CL_DEVICE_NOT_FOUND`).
+    pub const OPENCL_NO_DEVICE: &str = "OpenCL platform without a device";
     /// The `nvidia_uvm` module is not loaded (CUDA error 999 with a driver present).
     pub const NVIDIA_UVM: &str = "nvidia_uvm";
     /// CUDA errors 803 and 804: which libcuda meets which kernel driver.

@@ -171,6 +171,8 @@ const LINE_STARTS: &[&[u8]] = &[
     // end (`cicc: error while loading shared libraries: libnvvm.so.3`).
     b"ptxas",
     b"cicc:",
+    // OpenCL programs (hashcat): `clGetDeviceIDs(): CL_DEVICE_NOT_FOUND`.
+    b"clGetDeviceIDs",
     // `nvidia-smi -q` on a virtual GPU: `License Status : Unlicensed`.
     b"License Status",
     // Docker refusing a container before it starts (`docker: Error response from daemon:

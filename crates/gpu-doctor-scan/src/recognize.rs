@@ -1639,6 +1639,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if has!(text, "Unable to load cuDNN DSO") {
         return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
     }
+    // An OpenCL platform without a device (hashcat: `clGetDeviceIDs(): CL_DEVICE_NOT_FOUND`).
+    if text.starts_with("clGetDeviceIDs") && has!(text, "CL_DEVICE_NOT_FOUND") {
+        return Some(named(EnvKind::NoDriver, detail::OPENCL_NO_DEVICE));
+    }
     // Docker (or compose) asked for GPUs both by count and by ID.
     if has!(text, "cannot set both Count and DeviceIDs") {
         return Some(named(EnvKind::VisibleDevices, detail::DOCKER_GPU_REQUEST));

@@ -17,11 +17,13 @@ no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100
 the open kernel module on a GPU without GSP (`not supported by open nvidia.ko`: Maxwell, Pascal,
 Volta need the proprietary module).
 (A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often
-installed and only its libraries are not where the loader looks.) Two messages that say less
-are reported only when nothing says more, with cause `other`: a missing nvidia-smi (`bash:
-nvidia-smi: command not found`, a warning: it does not tell whether a driver is loaded) and
-nvidia-container-cli's `driver rpc error: timed out` (the driver took too long to bring the
-GPUs up for the container: persistence mode off, or a GPU that hangs in initialization).
+installed and only its libraries are not where the loader looks.) Three messages that say
+less are reported only when nothing says more, with cause `other`: a missing nvidia-smi
+(`bash: nvidia-smi: command not found`, a warning: it does not tell whether a driver is
+loaded), nvidia-container-cli's `driver rpc error: timed out` (the driver took too long to
+bring the GPUs up for the container: persistence mode off, or a GPU that hangs in
+initialization) and OpenCL's `clGetDeviceIDs(): CL_DEVICE_NOT_FOUND` (a platform without a
+device, such as Mesa's OpenCL runtime beside NVIDIA's).
 
 ## Why is this bad?
 Without the kernel driver (or, in a container, without the driver mounted in), no GPU work
@@ -42,29 +44,39 @@ the latest NVIDIA driver is installed and running.
 ",
 };
 
+/// A finding for a message that names its own situation.
+type SpecialFinding = fn(&[&Observation]) -> Finding;
+
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let all = env_observations(input, EnvKind::NoDriver);
     let saying = |d: &str| -> Vec<&Observation> {
         all.iter().copied().filter(|o| has_detail(o, d)).collect()
     };
-    // Two messages of this kind say less than "no driver": a missing nvidia-smi and the
-    // container runtime's timeout. They are the finding only when nothing says more.
+    // Messages of this kind that say less than "no driver" (a missing nvidia-smi, the
+    // container runtime's timeout, OpenCL's empty platform) are the finding only when nothing
+    // says more; the first of them in this order then.
+    let weaker: [(&str, SpecialFinding); 3] = [
+        (detail::DRIVER_RPC_TIMEOUT, driver_rpc_timeout),
+        (detail::NVIDIA_SMI_MISSING, nvidia_smi_missing),
+        (detail::OPENCL_NO_DEVICE, opencl_no_device),
+    ];
     let hits: Vec<&Observation> = all
         .iter()
         .copied()
-        .filter(|o| {
-            !has_detail(o, detail::NVIDIA_SMI_MISSING) && !has_detail(o, detail::DRIVER_RPC_TIMEOUT)
-        })
+        .filter(|o| !weaker.iter().any(|(d, _)| has_detail(o, d)))
         .collect();
     let Some(first) = hits.first() else {
-        let rpc = saying(detail::DRIVER_RPC_TIMEOUT);
-        let smi = saying(detail::NVIDIA_SMI_MISSING);
-        let (finding, seq) = match (rpc.first(), smi.first()) {
-            (Some(o), _) => (driver_rpc_timeout(&rpc), o.seq),
-            (None, Some(o)) => (nvidia_smi_missing(&smi), o.seq),
-            (None, None) => return Vec::new(),
-        };
-        return vec![Hit { finding, seq }];
+        return weaker
+            .iter()
+            .find_map(|(d, finding)| {
+                let seen = saying(d);
+                seen.first().map(|o| Hit {
+                    finding: finding(&seen),
+                    seq: o.seq,
+                })
+            })
+            .into_iter()
+            .collect();
     };
     if env_detail(&hits).as_deref() == Some(detail::OPEN_MODULE_UNSUPPORTED) {
         return vec![Hit {
@@ -145,6 +157,29 @@ fn nvidia_smi_missing(hits: &[&Observation]) -> Finding {
         "Install the driver's utilities, or run it where the GPUs are",
         Some("sudo apt install nvidia-utils-580   # or, from a Slurm login node: srun --gres=gpu:1 nvidia-smi".to_owned()),
         Some("in a container: --gpus all with NVIDIA_DRIVER_CAPABILITIES including utility".to_owned()),
+    )
+}
+
+/// hashcat's (and other OpenCL programs') `clGetDeviceIDs(): CL_DEVICE_NOT_FOUND`: an OpenCL
+/// platform with no device of the kind asked for.
+fn opencl_no_device(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD545",
+        Cause::Other,
+        Severity::Error,
+        "An OpenCL platform has no device (CL_DEVICE_NOT_FOUND): an OpenCL runtime without a usable device (Mesa's Clover or rusticl, POCL) is installed beside NVIDIA's, or NVIDIA's own OpenCL platform lists no GPU.",
+        0.5,
+        hits,
+    )
+    .with_remedy(
+        "List the OpenCL platforms and their devices, and the installed ICDs",
+        Some("clinfo -l; ls /etc/OpenCL/vendors/".to_owned()),
+        Some("NVIDIA's platform needs /etc/OpenCL/vendors/nvidia.icd".to_owned()),
+    )
+    .with_remedy(
+        "Remove the runtime that has no device, or tell the program which platform to use",
+        Some("sudo apt remove mesa-opencl-icd   # Fedora: sudo dnf remove mesa-libOpenCL".to_owned()),
+        Some("hashcat: -D 2 (GPUs only) or --backend-devices to pick the NVIDIA device".to_owned()),
     )
 }
 

@@ -1569,6 +1569,13 @@ fn miss_review_families() {
             Cause::Other,
             Severity::Error,
         ),
+        // hashcat beside Mesa's OpenCL runtime, which has no device (hashcat#2463).
+        (
+            "$ hashcat -I\nhashcat (v6.0.0) starting...\nclGetDeviceIDs(): CL_DEVICE_NOT_FOUND\nclGetDeviceIDs(): CL_DEVICE_NOT_FOUND\n",
+            "GD545",
+            Cause::Other,
+            Severity::Error,
+        ),
         // A notebook's traceback header, the message line cut off (stardist).
         (
             "---------------------------------------------------------------------------\nResourceExhaustedError                    Traceback (most recent call last)\n<ipython-input-6-16ede791f3d3> in <module>()\n",
