@@ -216,6 +216,11 @@ pub mod detail {
     pub const DUPLICATE_GPU: &str = "duplicate GPU";
     pub const NO_GPU_ENUMERATED: &str = "no GPU enumerated";
     pub const CONTAINER_WITHOUT_GPUS: &str = "container without GPUs";
+    /// CUDA 46 (`all CUDA-capable devices are busy or unavailable`): the GPU is visible but
+    /// refuses new work.
+    pub const DEVICES_BUSY: &str = "devices busy or unavailable";
+    /// CUDA 100 (`no CUDA-capable device is detected`): the driver answered but showed no GPU.
+    pub const NO_CUDA_DEVICE: &str = "no CUDA-capable device";
     /// Starts the detail of torchvision/torchaudio built for another CUDA than PyTorch.
     pub const COMPANION_BUILD: &str = "a torchvision/torchaudio build";
     /// Starts the detail of a CUDA toolkit other than the one PyTorch was built with.

@@ -2102,17 +2102,27 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // Error 100 means the driver answered but showed no GPU: without a driver the runtime
     // reports 35 (insufficient driver) instead. An empty or wrong CUDA_VISIBLE_DEVICES, or a
     // container started without GPUs, is what hides them.
-    if has!(text, "invalid device ordinal")
-        || has!(text, "no CUDA-capable device is detected")
+    if has!(text, "no CUDA-capable device is detected")
         || has!(text, "cudaErrorNoDevice")
         || has!(text, "CUDA_ERROR_NO_DEVICE")
         || has!(text, "No CUDA GPUs are available")
-        || has!(text, "all CUDA-capable devices are busy or unavailable")
-        // The same error (cudaErrorDevicesUnavailable) as CUDA 11+ words it.
+    {
+        return Some(named(EnvKind::VisibleDevices, detail::NO_CUDA_DEVICE));
+    }
+    // CUDA 46: the GPU is visible but takes no work (exclusive-process mode with another
+    // process on it, MPS, a GPU needing a reset, an unlicensed vGPU).
+    if has!(text, "all CUDA-capable devices are busy or unavailable")
+        // The same error as CUDA 11+ words it.
         || has!(text, "CUDA-capable device(s) is/are busy or unavailable")
+        || has!(text, "cudaErrorDevicesUnavailable")
+        || has!(text, "CUDA_ERROR_DEVICES_UNAVAILABLE")
+    {
+        return Some(named(EnvKind::VisibleDevices, detail::DEVICES_BUSY));
+    }
+    // CUDA 101 and its kin: an index past the last GPU the job can see.
+    if has!(text, "invalid device ordinal")
         || has!(text, "cudaErrorInvalidDevice")
         || has!(text, "CUDA_ERROR_INVALID_DEVICE")
-        || has!(text, "cudaErrorDevicesUnavailable")
         // PyTorch's check of an ordinal against the devices it can see (the lazy-init form).
         || has!(text, "device >= 0 && device < num_gpus")
         // `torch.load` of tensors saved on a GPU this machine does not show.
@@ -2966,7 +2976,10 @@ mod tests {
         );
         assert_eq!(
             env_of("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"),
-            (EnvKind::VisibleDevices, None)
+            (
+                EnvKind::VisibleDevices,
+                Some(detail::DEVICES_BUSY.to_owned())
+            )
         );
     }
 

@@ -1,9 +1,9 @@
 //! GD546: the job asked for a GPU it cannot see.
 
-use super::{Hit, Input, env_detail, env_observations, finding_from};
+use super::{Hit, Input, env_observations, finding_from, has_detail};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
-use gpu_doctor_scan::{EnvKind, Observation, detail};
+use gpu_doctor_scan::{EnvKind, ObsKind, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD546",
@@ -52,7 +52,6 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         return Vec::new();
     };
     let visible = input.live.map(|s| s.devices.len());
-    let busy = hits.iter().any(|o| o.text.contains("busy or unavailable"));
     // Messages that name their own situation get their own finding.
     let specials: [(&str, SpecialFinding); 12] = [
         (detail::DEVICE_ACCESS_LOST, lost_device_access),
@@ -68,33 +67,31 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         (detail::GPUS_MISSING, gpus_missing),
         (detail::VGPU_UNLICENSED, vgpu_unlicensed),
     ];
-    let detail = env_detail(&hits);
+    // The first detail that names a situation; the CUDA errors' own details come after them.
+    let generic = [detail::DEVICES_BUSY, detail::NO_CUDA_DEVICE];
+    let named = hits.iter().find_map(|o| match &o.kind {
+        ObsKind::Env {
+            detail: Some(d), ..
+        } if !generic.contains(&d.as_str()) => Some(d.as_str()),
+        _ => None,
+    });
     let special = specials
         .into_iter()
-        .find_map(|(name, finding)| (detail.as_deref() == Some(name)).then_some(finding));
+        .find_map(|(name, finding)| (named == Some(name)).then_some(finding))
+        // "Busy or unavailable" says more than an index error beside it.
+        .or_else(|| {
+            hits.iter()
+                .any(|o| has_detail(o, detail::DEVICES_BUSY))
+                .then_some(devices_unavailable as SpecialFinding)
+        });
     if let Some(finding) = special {
         return vec![Hit {
             finding: finding(&hits),
             seq: first.seq,
         }];
     }
-    if busy {
-        return vec![Hit {
-            finding: devices_unavailable(&hits),
-            seq: first.seq,
-        }];
-    }
     // CUDA's 100 (no device at all) and 101 (an index past the last visible one) differ.
-    let none_visible = hits.iter().any(|o| {
-        [
-            "no CUDA-capable device is detected",
-            "cudaErrorNoDevice",
-            "CUDA_ERROR_NO_DEVICE",
-            "No CUDA GPUs are available",
-        ]
-        .iter()
-        .any(|m| o.text.contains(m))
-    });
+    let none_visible = hits.iter().any(|o| has_detail(o, detail::NO_CUDA_DEVICE));
     let message = match (none_visible, visible) {
         (true, Some(n)) => format!("The driver answered but showed the job no GPU (CUDA's \"no CUDA-capable device\"): CUDA_VISIBLE_DEVICES is empty or wrong, or the container was started without GPUs; this machine shows {n} GPU(s) now."),
         (true, None) => "The driver answered but showed the job no GPU (CUDA's \"no CUDA-capable device\"): CUDA_VISIBLE_DEVICES is empty or wrong, or the container was started without GPUs.".to_owned(),
