@@ -263,6 +263,17 @@ pub mod detail {
     /// DeepSpeed's launcher was given a GPU id that its host's slot list lacks (`No slot '2'
     /// specified on host 'localhost'`): `CUDA_VISIBLE_DEVICES` and `--include` disagree.
     pub const LAUNCHER_SLOT: &str = "launcher slot";
+    /// Starts the detail of a library the linker cannot find (`cannot find -lcuda`): the
+    /// unversioned name follows.
+    pub const FOR_THE_LINKER: &str = "for the linker: ";
+    /// The driver's module build refused a compiler other than the one that built the kernel
+    /// (`gcc-version-check failed`).
+    pub const GCC_MISMATCH: &str = "the compiler is not the one that built the kernel";
+    /// Starts the detail of an architecture the CUDA compiler does not know (`nvcc fatal :
+    /// Value 'sm_75' is not defined for option 'gpu-architecture'`); the architecture follows.
+    pub const COMPILER_TOO_OLD: &str = "the compiler does not know ";
+    /// cuFFT's `CUFFT_INTERNAL_ERROR`.
+    pub const CUFFT_INTERNAL: &str = "cuFFT internal error";
 }
 
 /// What a line was recognised as.
@@ -380,6 +391,12 @@ pub enum ObsKind {
     PciBarUnassigned {
         pci: Option<String>,
     },
+    /// The kernel could not reserve the GPU's PCI memory window for its driver (`vfio-pci
+    /// 0000:b3:00.0: BAR 1: can't reserve [mem ...]`): another driver holds it, most often
+    /// the firmware's framebuffer on the GPU the machine booted with.
+    PciBarBusy {
+        pci: Option<String>,
+    },
     /// The driver refuses work until the GPU is reset: `NVRM: nvAssertOkFailedNoLog:
     /// Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
     GpuResetRequired {
@@ -458,7 +475,8 @@ impl ObsKind {
             | ObsKind::IommuFault { pci }
             | ObsKind::GpuInitFailed { pci, .. }
             | ObsKind::GpuResetRequired { pci }
-            | ObsKind::PciBarUnassigned { pci } => pci.as_deref(),
+            | ObsKind::PciBarUnassigned { pci }
+            | ObsKind::PciBarBusy { pci } => pci.as_deref(),
             _ => None,
         }
     }
@@ -492,6 +510,7 @@ impl ObsKind {
             ObsKind::TfPlacement { .. } => "tf_placement",
             ObsKind::GpuResetRequired { .. } => "gpu_reset_required",
             ObsKind::PciBarUnassigned { .. } => "pci_bar_unassigned",
+            ObsKind::PciBarBusy { .. } => "pci_bar_busy",
             ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }

@@ -346,7 +346,24 @@ regex!(
 );
 regex!(
     RE_SANITIZER,
-    r"^=========\s+(Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+(?: bytes)?|Program hit [^\n]{0,120}|Race reported[^\n]{0,80}|Uninitialized __global__ memory read of size \d+(?: bytes)?|Misaligned (?:shared or local|global) address|Barrier error[^\n]{0,80}|Leaked \d+ bytes[^\n]{0,80}|Invalid PC|Illegal instruction|Out-of-range Shared or Local Address|Malloc/Free error[^\n]{0,80})"
+    // racecheck since CUDA 12 puts `Error: ` before its report: `Error: Race reported between`.
+    r"^=========\s+(?:Error: )?(Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+(?: bytes)?|Program hit [^\n]{0,120}|Race reported[^\n]{0,80}|Uninitialized __global__ memory read of size \d+(?: bytes)?|Misaligned (?:shared or local|global) address|Barrier error[^\n]{0,80}|Leaked \d+ bytes[^\n]{0,80}|Invalid PC|Illegal instruction|Out-of-range Shared or Local Address|Malloc/Free error[^\n]{0,80})"
+);
+
+regex!(
+    RE_LINKER_CUDA_LIB,
+    r"\bcannot find -l(cuda|cudart|cublas|cublasLt|cudnn|nccl|nvidia-ml|nvrtc|cufft|curand|cusparse|cusolver)\b"
+);
+regex!(
+    RE_NAMED_CUDA_LIB_NOT_FOUND,
+    r"\b(cublas|cufft|curand|cusparse|cusolver|cudart|cudnn|nvrtc|nccl) library not found"
+);
+regex!(RE_QUOTED_ARCH, r"'((?:sm|compute)_\d+[af]?)'");
+// The kernel could not give a GPU's memory window to its driver: another driver (the
+// firmware's framebuffer, most often) holds it. The apostrophe may be a typographic one.
+regex!(
+    RE_BAR_BUSY,
+    r"\b(?:vfio-pci|nvidia) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): BAR \d+: can.{1,3}t reserve \[mem"
 );
 
 fn size(c: &Captures<'_>, number: usize) -> Option<u64> {
@@ -459,6 +476,12 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         || has!(text, "Could not unload NVIDIA driver kernel modules, driver is in use")
     {
         DriverInstallOutcome::ModuleLoaded
+    } else if text.starts_with("gcc-version-check failed") {
+        // nvidia-installer's and DKMS's builds refuse a compiler other than the kernel's.
+        return Some(ObsKind::DriverInstall {
+            outcome: DriverInstallOutcome::Failed,
+            detail: Some(detail::GCC_MISMATCH.to_owned()),
+        });
     } else if (text.starts_with("ERROR:")
         && (ctx.in_driver_installer || has!(text, "dkms") || has!(text, "kernel module")))
         // DKMS cannot rebuild the module for a new kernel from a broken source tree:
@@ -1401,6 +1424,24 @@ fn named(env: EnvKind, which: &str) -> (EnvKind, Option<String>) {
 }
 
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
+    // The linker, building against a CUDA library, finds no unversioned `libX.so`: `/usr/bin/ld:
+    // cannot find -lcuda` (Triton compiling its launcher, a source build).
+    if let Some(c) = RE_LINKER_CUDA_LIB.captures(text) {
+        return Some((
+            EnvKind::LibMissing,
+            Some(format!("{}lib{}.so", detail::FOR_THE_LINKER, &c[1])),
+        ));
+    }
+    // A wrapper's own search for a CUDA library came up empty: scikit-cuda's `OSError: cublas
+    // library not found`.
+    if let Some(c) = RE_NAMED_CUDA_LIB_NOT_FOUND.captures(text) {
+        return Some((EnvKind::LibMissing, Some(format!("lib{}.so", &c[1]))));
+    }
+    // cuFFT's catch-all. With a CUDA 11.7 cuFFT on an RTX 40-series GPU it is the known bug
+    // that a CUDA 11.8+ build fixes; the finding says so with less confidence.
+    if has!(text, "CUFFT_INTERNAL_ERROR") {
+        return Some(named(EnvKind::LibMismatch, detail::CUFFT_INTERNAL));
+    }
     // NCCL refusing two ranks on one GPU: the job's device selection, not NCCL, is at fault.
     if has!(text, "Duplicate GPU detected") {
         return Some(named(EnvKind::VisibleDevices, detail::DUPLICATE_GPU));
@@ -2012,8 +2053,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     if has!(text, "invalid value for --gpu-architecture")
         || has!(text, "Unsupported gpu architecture")
+        // Older nvcc's words for an architecture newer than it: `nvcc fatal   : Value 'sm_75'
+        // is not defined for option 'gpu-architecture'`.
+        || has!(text, "is not defined for option 'gpu-architecture'")
     {
-        return Some((EnvKind::ArchUnsupported, None));
+        // The compiler is older than the architecture it was asked for.
+        let arch = RE_QUOTED_ARCH.captures(text).map(|c| c[1].to_owned());
+        return Some((
+            EnvKind::ArchUnsupported,
+            arch.map(|a| format!("{}{a}", detail::COMPILER_TOO_OLD)),
+        ));
     }
     // The NVIDIA container runtime gave up waiting for the driver to bring the GPUs up.
     if has!(text, "driver rpc error") && has!(text, "timed out") {
@@ -2354,6 +2403,11 @@ fn kernel(text: &str) -> Option<ObsKind> {
         "PCI I/O region assigned to your NVIDIA device is invalid",
     ) {
         return Some(ObsKind::PciBarUnassigned { pci: pci() });
+    }
+    if let Some(c) = RE_BAR_BUSY.captures(text) {
+        return Some(ObsKind::PciBarBusy {
+            pci: Some(c[1].to_owned()),
+        });
     }
     // The driver's status for a GPU that takes no work until it is reset (after an
     // uncontained error): `Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.

@@ -9,12 +9,14 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD208",
     name: "gpu-init-failed",
     cause: Some(Cause::HwXid),
-    summary: "The driver could not initialize a GPU (RmInitAdapter failed, GSP firmware did not start, no PCI memory window)",
+    summary: "The driver could not initialize a GPU (RmInitAdapter failed, GSP firmware did not start, no PCI memory window or one held by another driver)",
     body: r"## What it does
 Finds `NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x..)` and `rm_init_adapter failed`, and
 tells apart the GSP firmware failing to start (`Cannot initialize GSP firmware RM`,
 `kgspInitRm_IMPL: ... cannot initialize GSP-RM`) and a GPU whose PCI memory window was never
-assigned (`This PCI I/O region assigned to your NVIDIA device is invalid: BAR0 is 0M @ 0x0`).
+assigned (`This PCI I/O region assigned to your NVIDIA device is invalid: BAR0 is 0M @ 0x0`), and
+one held by another driver (`vfio-pci 0000:b3:00.0: BAR 1: can't reserve [mem ...]`, cause
+`other`: the firmware's framebuffer keeps it).
 
 ## Why is this bad?
 The kernel module is loaded but the GPU is not usable: nvidia-smi does not list it and CUDA
@@ -43,6 +45,13 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     if let Some(first) = bar.first() {
         return vec![Hit {
             finding: bar_unassigned(&bar),
+            seq: first.seq,
+        }];
+    }
+    let busy = observations_where(input, |k| matches!(k, ObsKind::PciBarBusy { .. }));
+    if let Some(first) = busy.first() {
+        return vec![Hit {
+            finding: bar_busy(&busy),
             seq: first.seq,
         }];
     }
@@ -169,5 +178,32 @@ fn bar_unassigned(hits: &[&Observation]) -> Finding {
         "Check what the GPU was given",
         Some("sudo lspci -vv -s <bus id> | grep -i region".to_owned()),
         None,
+    )
+}
+
+/// The GPU's memory window is held by another driver: on the GPU the machine booted with, the
+/// firmware's framebuffer (efifb, simplefb, vesafb) keeps it, which blocks passing the GPU to a
+/// VM (vfio-pci) and the NVIDIA driver alike.
+fn bar_busy(hits: &[&Observation]) -> Finding {
+    let at = at_pci(hits);
+    finding_from(
+        "GD208",
+        Cause::Other,
+        Severity::Error,
+        format!(
+            "The kernel could not reserve the GPU's PCI memory window{at} for its driver: another driver holds it, most often the firmware's framebuffer (efifb/simplefb) on the GPU the machine booted with. The GPU is not at fault."
+        ),
+        0.75,
+        hits,
+    )
+    .with_remedy(
+        "See who holds the memory range",
+        Some("sudo grep -i -B1 -A3 '<bus id>' /proc/iomem".to_owned()),
+        Some("a BOOTFB, efifb or simplefb entry inside the GPU's range is the firmware framebuffer".to_owned()),
+    )
+    .with_remedy(
+        "Keep the firmware framebuffer off that GPU",
+        Some("add video=efifb:off (kernels 5.15+: initcall_blacklist=sysfb_init) to the kernel command line, then reboot".to_owned()),
+        Some("or boot from another GPU; unbinding efi-framebuffer at runtime works until the next boot".to_owned()),
     )
 }

@@ -48,6 +48,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     {
         return vec![ptx_jit_only(&hits, arch.trim())];
     }
+    if let Some(arch) = sm
+        .as_deref()
+        .and_then(|d| d.strip_prefix(detail::COMPILER_TOO_OLD))
+    {
+        return vec![compiler_too_old(&hits, arch)];
+    }
     // "needs sm_80": the software asks for kernels of a newer architecture than this GPU has.
     if let Some(needed) = sm.as_deref().and_then(|d| d.strip_prefix("needs ")) {
         return vec![needs_newer_gpu(&hits, needed)];
@@ -115,6 +121,58 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// The first CUDA toolkit whose compiler knows an architecture (`sm_86`, `compute_90a`).
+fn first_toolkit_for(arch: &str) -> Option<&'static str> {
+    let digits: String = arch
+        .split('_')
+        .nth(1)?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some(match digits.parse::<u32>().ok()? {
+        100.. => "12.8",
+        89 | 90 => "11.8",
+        87 => "11.4",
+        86 => "11.1",
+        80 => "11.0",
+        75 => "10.0",
+        70 | 72 => "9.0",
+        _ => return None,
+    })
+}
+
+/// nvcc was asked for an architecture newer than itself: the toolkit predates the GPU.
+fn compiler_too_old(hits: &[&Observation], arch: &str) -> Hit {
+    let needs = first_toolkit_for(arch)
+        .map(|v| format!(" ({arch} needs CUDA {v} or newer)"))
+        .unwrap_or_default();
+    let message = format!(
+        "The CUDA compiler does not know {arch}: the installed CUDA toolkit is older than this GPU's architecture{needs}, so nothing can be built for it."
+    );
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        message,
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "See which toolkit builds the code, and the GPU's architecture",
+        Some("nvcc --version; nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Install a CUDA toolkit that knows the architecture and put it first on the PATH (or build for an architecture this toolkit knows)",
+        Some("export PATH=/usr/local/cuda-12.8/bin:$PATH CUDA_HOME=/usr/local/cuda-12.8".to_owned()),
+        Some("nvcc --list-gpu-arch prints the architectures a toolkit knows".to_owned()),
+    );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
 }
 
 /// The software has kernels only from `needed` (`sm_80`) on and refused this GPU. Usually

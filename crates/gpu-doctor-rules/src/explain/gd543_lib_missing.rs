@@ -95,6 +95,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let lib = env_detail(&hits).map(|l| l.replace(',', "."));
     if let Some(l) = lib
         .as_deref()
+        .and_then(|l| l.strip_prefix(detail::FOR_THE_LINKER))
+    {
+        return vec![Hit {
+            finding: linker_library(&hits, l),
+            seq: first.seq,
+        }];
+    }
+    if let Some(l) = lib
+        .as_deref()
         .filter(|l| l.starts_with("libcuda.") || l.starts_with("libnvidia-ml"))
     {
         return vec![Hit {
@@ -274,6 +283,56 @@ fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
         )
 }
 
+/// The linker (`/usr/bin/ld: cannot find -lcuda`) wants the unversioned name, `libcuda.so`,
+/// which runtime-only installs leave out: the driver ships `libcuda.so.1`, the toolkit's
+/// runtime `libcudart.so.12`; the bare names come with the development packages.
+fn linker_library(hits: &[&Observation], lib: &str) -> Finding {
+    let stem = lib.trim_end_matches(".so");
+    let message = format!(
+        "The linker cannot find {lib}, the unversioned name it links against: the library is not installed, or only its versioned file ({stem}.so.<N>) is, without the {lib} link that development packages add (Triton links its launcher against libcuda.so this way)."
+    );
+    let f = finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.8, hits)
+        .with_remedy(
+            "See which files of it exist and where",
+            Some(format!("ldconfig -p | grep {stem}; ls -l /usr/lib/x86_64-linux-gnu/{stem}.so* /usr/local/cuda/lib64/{stem}.so* 2>/dev/null")),
+            None,
+        );
+    if stem == "libcuda" {
+        f.with_remedy(
+            "Point Triton at the driver's library directory, or add the missing link",
+            Some("export TRITON_LIBCUDA_PATH=/usr/lib/x86_64-linux-gnu   # or: sudo ln -s libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so && sudo ldconfig".to_owned()),
+            Some("never link against the toolkit's stubs/libcuda.so at run time: it has no driver behind it".to_owned()),
+        )
+    } else {
+        f.with_remedy(
+            "Install the library's development files, or put the toolkit's library directory on the linker's path",
+            Some("export LIBRARY_PATH=/usr/local/cuda/lib64:$LIBRARY_PATH".to_owned()),
+            None,
+        )
+    }
+}
+
+/// cuFFT's catch-all error. The known case behind most reports: the cuFFT of CUDA 11.7 (as in
+/// PyTorch's cu117 wheels) fails on RTX 40-series GPUs; CUDA 11.8's works.
+fn cufft_internal(hits: &[&Observation]) -> Hit {
+    let message = "cuFFT failed with CUFFT_INTERNAL_ERROR: most often a cuFFT too old for the GPU (CUDA 11.7's cuFFT, as in PyTorch's cu117 builds, fails on RTX 40-series GPUs); otherwise an FFT plan that did not fit in the free memory.".to_owned();
+    let f = finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.55, hits)
+        .with_remedy(
+            "See which CUDA the framework's cuFFT comes from, and the GPU",
+            Some("python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name())\"".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Install a build for CUDA 11.8 or newer",
+            Some("pip install --force-reinstall torch torchaudio --index-url https://download.pytorch.org/whl/cu121".to_owned()),
+            Some("if it already is, try a smaller FFT (a shorter signal, a smaller batch) to rule out memory".to_owned()),
+        );
+    Hit {
+        seq: hits.first().map_or(0, |o| o.seq),
+        finding: f,
+    }
+}
+
 /// The driver's video decoder or encoder library (FFmpeg's `Cannot load libnvcuvid.so.1`):
 /// the NVIDIA container runtime mounts it only for the `video` capability, which its default
 /// (`compute,utility`) leaves out.
@@ -442,6 +501,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what == detail::IMAGE_DRIVER_LIBRARIES {
         return image_driver_libraries(hits);
+    }
+    if what == detail::CUFFT_INTERNAL {
+        return cufft_internal(hits);
     }
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."

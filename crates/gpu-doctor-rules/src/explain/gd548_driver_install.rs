@@ -86,8 +86,27 @@ fn failed(seen: &[&Observation]) -> Finding {
         ),
         None => "The NVIDIA driver did not install: until it does, the machine has no working NVIDIA driver.".to_owned(),
     };
-    finding_from("GD548", Cause::EnvNoDriver, Severity::Error, message, 0.7, seen)
-        .with_remedy(
+    let f = finding_from(
+        "GD548",
+        Cause::EnvNoDriver,
+        Severity::Error,
+        message,
+        0.7,
+        seen,
+    );
+    let gcc_mismatch = seen.iter().any(|o| {
+        matches!(&o.kind, ObsKind::DriverInstall { detail: Some(d), .. } if d == gpu_doctor_scan::detail::GCC_MISMATCH)
+    });
+    let f = if gcc_mismatch {
+        f.with_remedy(
+            "Build the module with the compiler that built the target kernel (its version is in /proc/version for the running one)",
+            Some("cat /proc/version; gcc --version   # install that gcc, or: export IGNORE_CC_MISMATCH=1".to_owned()),
+            Some("DKMS building for a newly installed kernel checks against the running kernel's compiler: reboot into the new kernel and build there".to_owned()),
+        )
+    } else {
+        f
+    };
+    f.with_remedy(
             "Read the installer's log for the first error",
             Some("sudo grep -i -B2 -A8 error /var/log/nvidia-installer.log".to_owned()),
             None,

@@ -3,7 +3,7 @@
 use super::{Hit, Input, finding_from, observations_where};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::ObsKind;
+use gpu_doctor_scan::{ObsKind, Observation};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD571",
@@ -17,7 +17,9 @@ size 4 bytes`, `Race reported`, `Uninitialized __global__ memory read`, leaks).
 ## Why is this bad?
 Each report is a real bug in a kernel: an out-of-bounds or misaligned access, a race, or a
 read of memory never written. Such bugs cause illegal-address crashes or silently wrong
-results.
+results. Invalid, misaligned and out-of-range accesses are reported with cause
+`illegal_access`; races, barrier errors and uninitialized reads alone with cause `other` (a
+logic bug in the kernel, no bad address); leaks alone are a warning.
 
 ## Example
 ```
@@ -41,15 +43,26 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let ObsKind::SanitizerReport { what } = &first.kind else {
         return Vec::new();
     };
-    let leak_only = hits.iter().all(
-        |o| matches!(&o.kind, ObsKind::SanitizerReport { what } if what.starts_with("Leaked")),
-    );
+    let what_of = |o: &&Observation| match &o.kind {
+        ObsKind::SanitizerReport { what } => what.clone(),
+        _ => String::new(),
+    };
+    let leak_only = hits.iter().map(what_of).all(|w| w.starts_with("Leaked"));
+    // Races, barrier misuse and reads of unwritten memory are bugs in the kernel's logic; only
+    // the other reports are memory accesses the GPU may fault on.
+    let no_bad_access = hits.iter().map(what_of).all(|w| {
+        ["Leaked", "Race reported", "Barrier error", "Uninitialized"]
+            .iter()
+            .any(|p| w.starts_with(p))
+    });
     let message = format!(
         "compute-sanitizer reported {} problem(s); the first: \"{what}\".",
         hits.len()
     );
     let (cause, severity) = if leak_only {
         (Cause::Other, Severity::Warn)
+    } else if no_bad_access {
+        (Cause::Other, Severity::Error)
     } else {
         (Cause::IllegalAccess, Severity::Error)
     };

@@ -1605,3 +1605,98 @@ fn situations_of_cause_other_that_break_later_calls_rank_first() {
         ),
     ]);
 }
+
+#[test]
+fn linker_sanitizer_compiler_installer_and_passthrough_families() {
+    assert_primary_findings_with_severity(&[
+        // Triton linking its launcher without the unversioned libcuda.so (triton#1981).
+        (
+            "/usr/bin/ld: cannot find -lcuda\ncollect2: error: ld returned 1 exit status\nTraceback (most recent call last):\n  File \"<string>\", line 21, in add_kernel\nKeyError: ('2-.-0-.-0--d6252949da17ceb5f3a278a70250af13',)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // scikit-cuda's own search for cuBLAS (scikit-cuda#179).
+        (
+            "  File \"C:\\Anaconda2\\Lib\\site-packages\\skcuda\\cublas.py\", line 55, in <module>\n    raise OSError('cublas library not found')\nOSError: cublas library not found\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // compute-sanitizer's racecheck since CUDA 12: a race is a logic bug, not a bad address
+        // (HeCBench#253).
+        (
+            "========= Error: Race reported between Write access at surfel_render_tile<float, 256>+0x310\n=========     and Read access at surfel_render_tile<float, 256>+0x4a0 [12808 hazards]\n========= RACECHECK SUMMARY: 21 hazards displayed (21 errors, 0 warnings)\n",
+            "GD571",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // An invalid access beside a race is still an illegal access.
+        (
+            "========= Error: Race reported between Write access at k+0x10\n========= Invalid __global__ write of size 4 bytes\n",
+            "GD571",
+            Cause::IllegalAccess,
+            Severity::Error,
+        ),
+        // nvcc older than the GPU (Blender Cycles with CUDA 9 on sm_75).
+        (
+            "\"/usr/local/cuda/bin/nvcc\" -arch=sm_75 --cubin kernel.cu\nnvcc fatal   : Value 'sm_75' is not defined for option 'gpu-architecture'\nCUDA kernel compilation failed, see console for details.\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+            Severity::Error,
+        ),
+        // nvidia-installer's compiler check (void-packages#5287).
+        (
+            "gcc-version-check failed:\n\nThe compiler used to compile the kernel (gcc\n4.9) does not exactly match the current compiler\n(gcc 6.2).\n",
+            "GD548",
+            Cause::EnvNoDriver,
+            Severity::Error,
+        ),
+        // The firmware framebuffer holds a passed-through GPU's window (harvester/pcidevices#81),
+        // behind `dmesg -T`'s timestamp and with a typographic apostrophe.
+        (
+            "[Wed Jun 12 02:42:37 2024] vfio-pci 0000:b3:00.0: vfio_ecap_init: hiding ecap 0x19@0x900\n[Wed Jun 12 02:42:37 2024] vfio-pci 0000:b3:00.0: BAR 1: can\u{2019}t reserve [mem 0xe0000000-0xefffffff 64bit pref]\n",
+            "GD208",
+            Cause::Other,
+            Severity::Error,
+        ),
+        (
+            "[ 12.345678] vfio-pci 0000:0b:00.0: BAR 3: can't reserve [mem 0xf0000000-0xf1ffffff 64bit pref]\n",
+            "GD208",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // cuFFT's catch-all on an RTX 40-series with CUDA 11.7's cuFFT (AudioLDM#49).
+        (
+            "    return _VF.stft(input, n_fft, hop_length, win_length, window,  # type: ignore[attr-defined]\nRuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+    ]);
+    // The messages name what the lines say.
+    let linker =
+        &explain_text(b"/usr/bin/ld: cannot find -lcudart: No such file or directory\n")[0];
+    assert!(
+        linker.message.contains("libcudart.so"),
+        "{}",
+        linker.message
+    );
+    let nvcc = &explain_text(b"nvcc fatal   : Unsupported gpu architecture 'compute_89'\n")[0];
+    assert!(
+        nvcc.message.contains("compute_89 needs CUDA 11.8"),
+        "{}",
+        nvcc.message
+    );
+    let gcc = &explain_text(b"gcc-version-check failed:\n")[0];
+    assert!(
+        gcc.remedies.iter().any(|r| r
+            .command
+            .as_deref()
+            .is_some_and(|c| c.contains("IGNORE_CC_MISMATCH"))),
+        "{:?}",
+        gcc.remedies
+    );
+    // A linker that misses some other library is not a CUDA problem.
+    assert!(explain_text(b"/usr/bin/ld: cannot find -lcudafoo\n").is_empty());
+}
