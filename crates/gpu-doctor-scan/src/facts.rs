@@ -272,6 +272,9 @@ pub mod detail {
     /// Starts the detail of an architecture the CUDA compiler does not know (`nvcc fatal :
     /// Value 'sm_75' is not defined for option 'gpu-architecture'`); the architecture follows.
     pub const COMPILER_TOO_OLD: &str = "the compiler does not know ";
+    /// Starts the detail of a ptxas that XLA refuses for a known bug (`ptxas 12.3.103 has a
+    /// bug that we think can affect XLA`); its version follows.
+    pub const PTXAS_REFUSED: &str = "XLA refuses ptxas ";
     /// cuFFT's `CUFFT_INTERNAL_ERROR`.
     pub const CUFFT_INTERNAL: &str = "cuFFT internal error";
 }

@@ -167,7 +167,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"gres/gpu",
     // A Rust panic (`Cuda(NoBinaryForGpu)` from the CUDA crates).
     b"thread '",
-    // CUDA's assembler (`ptxas fatal : Value 'sm_90a' is not defined`), and its compiler front
+    // CUDA's assembler (`ptxas fatal : Value 'sm_90a' is not defined`; XLA's `ptxas returned
+    // an error`, behind TensorFlow's timestamp too), and its compiler front
     // end (`cicc: error while loading shared libraries: libnvvm.so.3`).
     b"ptxas",
     b"cicc:",
@@ -265,8 +266,30 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             }
             line_start_matches(line) || nccl_warning_start(line)
         }
+        Some(b'0'..=b'9') => {
+            nccl_warning_start(line) || tf_log_message(line).is_some_and(line_start_matches)
+        }
         _ => line_start_matches(line) || nccl_warning_start(line),
     }
+}
+
+/// The message of a TensorFlow/XLA log line after its timestamp and glog header
+/// (`2024-06-06 09:03:48.670640: F external/local_xla/xla/service/gpu/nvptx_compiler.cc:619] `),
+/// where XLA's `ptxas ...` errors stand. Only the fixed shape of the timestamp is checked
+/// before one bounded search for the header's `] `.
+fn tf_log_message(line: &[u8]) -> Option<&[u8]> {
+    let shape = line.len() > 30
+        && line[4] == b'-'
+        && line[7] == b'-'
+        && line[10] == b' '
+        && line[13] == b':'
+        && line[16] == b':';
+    if !shape {
+        return None;
+    }
+    let head = &line[..line.len().min(160)];
+    let close = memchr::memmem::find(&head[19..], b"] ")? + 19;
+    Some(&line[close + 2..])
 }
 
 /// FFmpeg's NVIDIA encoders and decoders, whose errors name no trigger word: `[hevc_nvenc @
@@ -735,6 +758,18 @@ mod tests {
                 String::from_utf8_lossy(start)
             );
         }
+    }
+
+    #[test]
+    fn line_starts_behind_a_tensorflow_timestamp_get_their_look() {
+        let xla = b"2024-06-06 09:03:48.670640: F external/local_xla/xla/service/gpu/nvptx_compiler.cc:619] ptxas returned an error during compilation of ptx to sass";
+        assert!(starts_worth_a_look(xla));
+        // The same timestamp before an ordinary message, and a line too short for one.
+        assert!(!starts_worth_a_look(
+            b"2024-06-06 09:03:48.670640: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized"
+        ));
+        assert!(!starts_worth_a_look(b"2024-06-06 09:03:48] ptxas"));
+        assert!(tf_log_message(b"12345 steps done, loss 0.25, ptxas").is_none());
     }
 
     fn readings(facts: &LogFacts) -> Vec<(u64, Option<u64>)> {

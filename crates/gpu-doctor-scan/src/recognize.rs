@@ -358,6 +358,7 @@ regex!(
     RE_NAMED_CUDA_LIB_NOT_FOUND,
     r"\b(cublas|cufft|curand|cusparse|cusolver|cudart|cudnn|nvrtc|nccl) library not found"
 );
+regex!(RE_PTXAS_VERSION, r"ptxas (\d+\.\d+(?:\.\d+)?) has a bug");
 regex!(RE_QUOTED_ARCH, r"'((?:sm|compute)_\d+[af]?)'");
 // The kernel could not give a GPU's memory window to its driver: another driver (the
 // firmware's framebuffer, most often) holds it. The apostrophe may be a typographic one.
@@ -581,6 +582,18 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     if let Some(function) = traceback_function(text) {
         if is_evaluation(function) {
             ctx.evaluation_frame = Some(function.chars().take(64).collect());
+        }
+        // CuPy building its NcclError for a status its table lacks fails in the exception's
+        // own constructor (`KeyError: 6`): NCCL returned an error all the same.
+        if function.ends_with("NcclError.__init__") {
+            found.observations.push((
+                ObsKind::Nccl(NcclInfo {
+                    kind: "NcclError".to_owned(),
+                    timeout_ms: None,
+                    version: None,
+                }),
+                Some(Framework::Cupy),
+            ));
         }
         return found;
     }
@@ -1754,6 +1767,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((
             EnvKind::DriverTooOld,
             Some(format!("the container needs driver {} or later", &c[1])),
+        ));
+    }
+    // XLA refuses a ptxas it knows to miscompile: `ptxas 12.3.103 has a bug that we think can
+    // affect XLA. Please use a different version.`
+    if has!(text, "has a bug that we think can affect XLA")
+        && let Some(c) = RE_PTXAS_VERSION.captures(text)
+    {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("{}{}", detail::PTXAS_REFUSED, &c[1])),
         ));
     }
     if has!(text, "older than the")

@@ -333,6 +333,28 @@ fn cufft_internal(hits: &[&Observation]) -> Hit {
     }
 }
 
+/// XLA checks the ptxas it finds against versions known to miscompile its kernels and stops.
+fn ptxas_refused(hits: &[&Observation], version: &str) -> Hit {
+    let message = format!(
+        "XLA refuses ptxas {version}, a CUDA compiler version with a bug known to miscompile its kernels: the ptxas on the PATH (or in the pip CUDA packages) must be another version."
+    );
+    let f = finding_from("GD543", Cause::EnvLibMissing, Severity::Error, message, 0.9, hits)
+        .with_remedy(
+            "See which ptxas XLA finds",
+            Some("which -a ptxas; ptxas --version; pip list 2>/dev/null | grep -i nvidia-cuda-nvcc".to_owned()),
+            None,
+        )
+        .with_remedy(
+            "Install another version, e.g. the newest pip CUDA compiler, or put another toolkit's bin first on the PATH",
+            Some("pip install -U nvidia-cuda-nvcc-cu12".to_owned()),
+            Some("JAX's jax[cuda12] extra installs a ptxas of its own".to_owned()),
+        );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
+}
+
 /// The driver's video decoder or encoder library (FFmpeg's `Cannot load libnvcuvid.so.1`):
 /// the NVIDIA container runtime mounts it only for the `video` capability, which its default
 /// (`compute,utility`) leaves out.
@@ -504,6 +526,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what == detail::CUFFT_INTERNAL {
         return cufft_internal(hits);
+    }
+    if let Some(version) = what.strip_prefix(detail::PTXAS_REFUSED) {
+        return ptxas_refused(hits, version);
     }
     let message = format!(
         "{what} is loaded, but it is not the version the package was built against: an older (or other) copy comes first on the loader's path, or the installed one is too old."

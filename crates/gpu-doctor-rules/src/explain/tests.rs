@@ -1666,6 +1666,21 @@ fn linker_sanitizer_compiler_installer_and_passthrough_families() {
             Cause::Other,
             Severity::Error,
         ),
+        // XLA refusing a ptxas it knows to be buggy, behind TensorFlow's timestamp (case 801).
+        (
+            "2024-06-06 09:03:48.670640: F external/local_xla/xla/service/gpu/nvptx_compiler.cc:619] ptxas returned an error during compilation of ptx to sass: 'INTERNAL: ptxas 12.3.103 has a bug that we think can affect XLA. Please use a different version.'\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // CuPy's NcclError failing in its own constructor for a status it does not know
+        // (case 952).
+        (
+            "    comm = nccl.NcclCommunicator(comm_size, self.nccl_comm_id, comm_rank)\n  File \"cupy_backends/cuda/libs/nccl.pyx\", line 282, in cupy_backends.cuda.libs.nccl.NcclCommunicator.__init__\n  File \"cupy_backends/cuda/libs/nccl.pyx\", line 117, in cupy_backends.cuda.libs.nccl.NcclError.__init__\nKeyError: 6\n",
+            "GD530",
+            Cause::NcclError,
+            Severity::Error,
+        ),
         // cuFFT's catch-all on an RTX 40-series with CUDA 11.7's cuFFT (AudioLDM#49).
         (
             "    return _VF.stft(input, n_fft, hop_length, win_length, window,  # type: ignore[attr-defined]\nRuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n",
