@@ -1439,7 +1439,9 @@ fn named(env: EnvKind, which: &str) -> (EnvKind, Option<String>) {
 fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // The linker, building against a CUDA library, finds no unversioned `libX.so`: `/usr/bin/ld:
     // cannot find -lcuda` (Triton compiling its launcher, a source build).
-    if let Some(c) = RE_LINKER_CUDA_LIB.captures(text) {
+    if has!(text, "cannot find -l")
+        && let Some(c) = RE_LINKER_CUDA_LIB.captures(text)
+    {
         return Some((
             EnvKind::LibMissing,
             Some(format!("{}lib{}.so", detail::FOR_THE_LINKER, &c[1])),
@@ -1447,7 +1449,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // A wrapper's own search for a CUDA library came up empty: scikit-cuda's `OSError: cublas
     // library not found`.
-    if let Some(c) = RE_NAMED_CUDA_LIB_NOT_FOUND.captures(text) {
+    if has!(text, " library not found")
+        && let Some(c) = RE_NAMED_CUDA_LIB_NOT_FOUND.captures(text)
+    {
         return Some((EnvKind::LibMissing, Some(format!("lib{}.so", &c[1]))));
     }
     // cuFFT's catch-all. With a CUDA 11.7 cuFFT on an RTX 40-series GPU it is the known bug
@@ -2427,7 +2431,9 @@ fn kernel(text: &str) -> Option<ObsKind> {
     ) {
         return Some(ObsKind::PciBarUnassigned { pci: pci() });
     }
-    if let Some(c) = RE_BAR_BUSY.captures(text) {
+    if has!(text, "reserve [mem")
+        && let Some(c) = RE_BAR_BUSY.captures(text)
+    {
         return Some(ObsKind::PciBarBusy {
             pci: Some(c[1].to_owned()),
         });
