@@ -358,6 +358,14 @@ regex!(
     RE_NAMED_CUDA_LIB_NOT_FOUND,
     r"\b(cublas|cufft|curand|cusparse|cusolver|cudart|cudnn|nvrtc|nccl) library not found"
 );
+regex!(
+    RE_INSUFFICIENT_DRIVER_VERSION,
+    r"Insufficient CUDA driver: (\d{4,5})\b"
+);
+regex!(
+    RE_NEEDS_DRIVER,
+    r"(?i)\bNVIDIA driver (?:version )?(\d{3}\.\d{2,3}(?:\.\d{2})?) or (?:later|newer|higher)"
+);
 regex!(RE_PTXAS_VERSION, r"ptxas (\d+\.\d+(?:\.\d+)?) has a bug");
 regex!(RE_QUOTED_ARCH, r"'((?:sm|compute)_\d+[af]?)'");
 // The kernel could not give a GPU's memory window to its driver: another driver (the
@@ -1781,6 +1789,26 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((
             EnvKind::LibMismatch,
             Some(format!("{}{}", detail::PTXAS_REFUSED, &c[1])),
+        ));
+    }
+    // ethminer's check, with the driver's CUDA version (cudaDriverGetVersion): `CUDA error:
+    // Insufficient CUDA driver: 9020`.
+    if has!(text, "Insufficient CUDA driver") {
+        return Some((
+            EnvKind::DriverTooOld,
+            RE_INSUFFICIENT_DRIVER_VERSION
+                .captures(text)
+                .map(|c| c[1].to_owned()),
+        ));
+    }
+    // Applications that name the driver they need: Redshift's `Please make sure you have
+    // NVIDIA driver 551.78 or later installed.`
+    if (has!(text, "NVIDIA driver") || has!(text, "NVIDIA Driver"))
+        && let Some(c) = RE_NEEDS_DRIVER.captures(text)
+    {
+        return Some((
+            EnvKind::DriverTooOld,
+            Some(format!("the software needs driver {} or later", &c[1])),
         ));
     }
     if has!(text, "older than the")

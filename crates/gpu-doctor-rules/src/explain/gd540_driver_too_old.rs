@@ -79,11 +79,24 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let supported = env_detail(&hits)
         .and_then(|d| d.parse::<u32>().ok())
         .map(|v| (v / 1000, (v % 1000) / 10));
-    let message = match supported {
-        Some((major, minor)) => format!(
+    // "the software needs driver 551.78 or later", "the container needs driver 450.51 or later".
+    let needed = env_detail(&hits).and_then(|d| {
+        d.split_once("needs driver ").and_then(|(who, rest)| {
+            Some((who.to_owned(), rest.strip_suffix(" or later")?.to_owned()))
+        })
+    });
+    let message = match (supported, needed) {
+        (_, Some((who, version))) => format!(
+            "The NVIDIA driver is older than {}needs (driver {version} or later): nothing can run on the GPU until the driver is updated.",
+            who.trim_start_matches("the ")
+                .split_whitespace()
+                .next()
+                .map_or_else(String::new, |w| format!("the {w} "))
+        ),
+        (Some((major, minor)), None) => format!(
             "The NVIDIA driver supports CUDA up to {major}.{minor}, older than the CUDA the software was built for; nothing can run on the GPU until one of them changes."
         ),
-        None => "The NVIDIA driver is older than the CUDA runtime the software was built for; nothing can run on the GPU until one of them changes.".to_owned(),
+        (None, None) => "The NVIDIA driver is older than the CUDA runtime the software was built for; nothing can run on the GPU until one of them changes.".to_owned(),
     };
     let mut f = finding_from(
         "GD540",

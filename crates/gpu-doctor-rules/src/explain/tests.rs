@@ -1681,6 +1681,20 @@ fn linker_sanitizer_compiler_installer_and_passthrough_families() {
             Cause::NcclError,
             Severity::Error,
         ),
+        // ethminer's driver check with the driver's CUDA (ethminer#1640), and Redshift naming
+        // the driver it needs (a Deadline render farm's log).
+        (
+            "CUDA error: Insufficient CUDA driver: 9020\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+            Severity::Error,
+        ),
+        (
+            "2025/06/27 11:04:57-05:00 ADAPTOR_OUTPUT: STDOUT: Redshift Error: Please make sure you have NVIDIA driver 551.78 or later installed.\n2025/06/27 11:04:57-05:00 ADAPTOR_OUTPUT: STDOUT: Redshift Error: Failed to load module binary! Either kernel is bad or the driver has crashed!\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+            Severity::Error,
+        ),
         // cuFFT's catch-all on an RTX 40-series with CUDA 11.7's cuFFT (AudioLDM#49).
         (
             "    return _VF.stft(input, n_fft, hop_length, win_length, window,  # type: ignore[attr-defined]\nRuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n",
@@ -1702,6 +1716,20 @@ fn linker_sanitizer_compiler_installer_and_passthrough_families() {
         nvcc.message.contains("compute_89 needs CUDA 11.8"),
         "{}",
         nvcc.message
+    );
+    let ethminer = &explain_text(b"CUDA error: Insufficient CUDA driver: 9020\n")[0];
+    assert!(
+        ethminer.message.contains("up to 9.2"),
+        "{}",
+        ethminer.message
+    );
+    let redshift = &explain_text(
+        b"Redshift Error: Please make sure you have NVIDIA driver 551.78 or later installed.\n",
+    )[0];
+    assert!(
+        redshift.message.contains("driver 551.78 or later"),
+        "{}",
+        redshift.message
     );
     let gcc = &explain_text(b"gcc-version-check failed:\n")[0];
     assert!(
