@@ -346,8 +346,9 @@ regex!(
 );
 regex!(
     RE_SANITIZER,
-    // racecheck since CUDA 12 puts `Error: ` before its report: `Error: Race reported between`.
-    r"^=========\s+(?:Error: )?(Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+(?: bytes)?|Program hit [^\n]{0,120}|Race reported[^\n]{0,80}|Uninitialized __global__ memory read of size \d+(?: bytes)?|Misaligned (?:shared or local|global) address|Barrier error[^\n]{0,80}|Leaked \d+ bytes[^\n]{0,80}|Invalid PC|Illegal instruction|Out-of-range Shared or Local Address|Malloc/Free error[^\n]{0,80})"
+    // racecheck puts its severity before a report: `Error: Race reported between` (CUDA 12+),
+    // `ERROR: Potential WAW hazard`, `WARN:(Warp Level Programming) Potential RAW hazard`.
+    r"^=========\s+(?:Error: |ERROR: |WARN:(?:\([^)\n]{0,40}\))? ?)?(Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+(?: bytes)?|Program hit [^\n]{0,120}|Race reported[^\n]{0,80}|Potential (?:RAW|WAR|WAW) hazard detected[^\n]{0,80}|Uninitialized __global__ memory read of size \d+(?: bytes)?|Misaligned (?:shared or local|global) address|Barrier error[^\n]{0,80}|Leaked \d+ bytes[^\n]{0,80}|Invalid PC|Illegal instruction|Out-of-range Shared or Local Address|Malloc/Free error[^\n]{0,80})"
 );
 
 regex!(

@@ -35,3 +35,35 @@ fn explain_condenses_a_saved_sanitizer_log() {
         .collect();
     assert!(!codes.contains(&"GD571"), "{codes:?}");
 }
+
+/// racecheck's two report forms on the H200 (CUDA 13: `Error: Race reported between ...` and
+/// `Error: Potential RAW hazard detected ...`) are races, cause `other`.
+#[test]
+fn explain_reads_racecheck_logs_of_both_forms() {
+    for (file, message) in [
+        (
+            "race_shared.log",
+            "Shared-memory race in `last_writer` on the write at race_shared.cu:9 by several threads (510 hazards)",
+        ),
+        (
+            "missing_sync-hazard.head.log",
+            "Shared-memory RAW hazard in `reverse` between the write at missing_sync.cu:11 and the read at missing_sync.cu:13 (25 hazards), launched from `main`",
+        ),
+    ] {
+        let log = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/sanitize/h200")
+            .join(file);
+        let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+            .args(["explain", "--json"])
+            .arg(&log)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let first = &doc["findings"][0];
+        assert_eq!(first["code"], "GD604", "{file}");
+        assert_eq!(first["cause"], "other", "{file}");
+        assert_eq!(first["message"], message, "{file}");
+    }
+}

@@ -51,9 +51,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     // Races, barrier misuse and reads of unwritten memory are bugs in the kernel's logic; only
     // the other reports are memory accesses the GPU may fault on.
     let no_bad_access = hits.iter().map(what_of).all(|w| {
-        ["Leaked", "Race reported", "Barrier error", "Uninitialized"]
-            .iter()
-            .any(|p| w.starts_with(p))
+        [
+            "Leaked",
+            "Race reported",
+            "Potential",
+            "Barrier error",
+            "Uninitialized",
+        ]
+        .iter()
+        .any(|p| w.starts_with(p))
     });
     let message = format!(
         "compute-sanitizer reported {} problem(s); the first: \"{what}\".",
