@@ -208,9 +208,6 @@ const LINE_STARTS: &[&[u8]] = &[
     b"None",
     // nvidia-installer's check that the compiler is the one that built the kernel.
     b"gcc-version-check failed",
-    // The kernel could not give a passed-through GPU its memory window (`vfio-pci
-    // 0000:b3:00.0: BAR 1: can't reserve [mem ...]`), behind `dmesg -T`'s timestamp too.
-    b"vfio-pci ",
 ];
 
 /// Kernel messages that name no trigger word, after a dmesg timestamp (`[1478401.486981] `).
@@ -382,7 +379,6 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'_'
                 | b'j'
                 | b'U'
-                | b'v'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`).

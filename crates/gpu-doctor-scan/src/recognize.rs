@@ -675,7 +675,12 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         ));
         return found;
     }
-    if let Some(what) = RE_SANITIZER.captures(text).and_then(|c| c.get(1)) {
+    if let Some(what) = text
+        .starts_with("=========")
+        .then(|| RE_SANITIZER.captures(text))
+        .flatten()
+        .and_then(|c| c.get(1))
+    {
         found.observations.push((
             ObsKind::SanitizerReport {
                 what: what.as_str().trim().to_owned(),
@@ -1792,25 +1797,12 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("{}{}", detail::PTXAS_REFUSED, &c[1])),
         ));
     }
-    // ethminer's check, with the driver's CUDA version (cudaDriverGetVersion): `CUDA error:
-    // Insufficient CUDA driver: 9020`.
-    if has!(text, "Insufficient CUDA driver") {
-        return Some((
-            EnvKind::DriverTooOld,
-            RE_INSUFFICIENT_DRIVER_VERSION
-                .captures(text)
-                .map(|c| c[1].to_owned()),
-        ));
-    }
-    // Applications that name the driver they need: Redshift's `Please make sure you have
-    // NVIDIA driver 551.78 or later installed.`
-    if (has!(text, "NVIDIA driver") || has!(text, "NVIDIA Driver"))
-        && let Some(c) = RE_NEEDS_DRIVER.captures(text)
+    // Two applications' words for a driver too old for them, behind one cheap check
+    // (`driver`/`Driver`) since they run for every line that gets this far.
+    if has!(text, "river")
+        && let Some(too_old) = application_driver_check(text)
     {
-        return Some((
-            EnvKind::DriverTooOld,
-            Some(format!("the software needs driver {} or later", &c[1])),
-        ));
+        return Some(too_old);
     }
     if has!(text, "older than the")
         && let Some(c) = RE_XLA_DRIVER_OLDER.captures(text)
@@ -2236,6 +2228,25 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((EnvKind::VisibleDevices, None));
     }
     None
+}
+
+/// ethminer's check, with the driver's CUDA version (cudaDriverGetVersion): `CUDA error:
+/// Insufficient CUDA driver: 9020`; and applications that name the driver they need:
+/// Redshift's `Please make sure you have NVIDIA driver 551.78 or later installed.`
+fn application_driver_check(text: &str) -> Option<(EnvKind, Option<String>)> {
+    if has!(text, "Insufficient CUDA driver") {
+        return Some((
+            EnvKind::DriverTooOld,
+            RE_INSUFFICIENT_DRIVER_VERSION
+                .captures(text)
+                .map(|c| c[1].to_owned()),
+        ));
+    }
+    let c = RE_NEEDS_DRIVER.captures(text)?;
+    Some((
+        EnvKind::DriverTooOld,
+        Some(format!("the software needs driver {} or later", &c[1])),
+    ))
 }
 
 fn nccl(text: &str) -> Option<NcclInfo> {

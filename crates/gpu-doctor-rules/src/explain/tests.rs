@@ -1707,9 +1707,19 @@ fn linker_sanitizer_compiler_installer_and_passthrough_families() {
     let linker =
         &explain_text(b"/usr/bin/ld: cannot find -lcudart: No such file or directory\n")[0];
     assert!(
-        linker.message.contains("libcudart.so"),
+        linker
+            .message
+            .starts_with("The linker cannot find libcudart.so,"),
         "{}",
         linker.message
+    );
+    // racecheck's hazard form alone is a race too.
+    let hazard = &explain_text(
+        b"========= Error: Potential RAW hazard detected at __shared__ 0x57c in block (2,0,0) :\n",
+    )[0];
+    assert_eq!(
+        (hazard.code.0.as_str(), hazard.cause),
+        ("GD571", Cause::Other)
     );
     let nvcc = &explain_text(b"nvcc fatal   : Unsupported gpu architecture 'compute_89'\n")[0];
     assert!(
