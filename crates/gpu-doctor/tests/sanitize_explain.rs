@@ -3,10 +3,12 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn explain_condenses_a_saved_sanitizer_log() {
+/// `gpu-doctor explain --json` on a saved H200 compute-sanitizer log: it must find a problem
+/// (exit 1); its JSON document.
+fn explain_h200_log(file: &str) -> serde_json::Value {
     let log = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/sanitize/h200/oob_write.log");
+        .join("../../testdata/sanitize/h200")
+        .join(file);
     let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
         .args(["explain", "--json"])
         .arg(&log)
@@ -16,10 +18,15 @@ fn explain_condenses_a_saved_sanitizer_log() {
     assert_eq!(
         out.status.code(),
         Some(1),
-        "{}",
+        "{file}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn explain_condenses_a_saved_sanitizer_log() {
+    let doc = explain_h200_log("oob_write.log");
     let first = &doc["findings"][0];
     assert_eq!(first["code"], "GD601");
     assert_eq!(
@@ -50,17 +57,7 @@ fn explain_reads_racecheck_logs_of_both_forms() {
             "Shared-memory RAW hazard in `reverse` between the write at missing_sync.cu:11 and the read at missing_sync.cu:13 (25 hazards), launched from `main`",
         ),
     ] {
-        let log = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../testdata/sanitize/h200")
-            .join(file);
-        let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
-            .args(["explain", "--json"])
-            .arg(&log)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{file}");
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = explain_h200_log(file);
         let first = &doc["findings"][0];
         assert_eq!(first["code"], "GD604", "{file}");
         assert_eq!(first["cause"], "other", "{file}");

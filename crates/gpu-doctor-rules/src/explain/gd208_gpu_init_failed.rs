@@ -39,21 +39,29 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)
 ",
 };
 
+/// Whether an observation is of one kind.
+type IsKind = fn(&ObsKind) -> bool;
+/// Builds the finding for the observations of one kind.
+type BuildFinding = fn(&[&Observation]) -> Finding;
+
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    // An unassigned PCI window explains the failed probe that follows it.
-    let bar = observations_where(input, |k| matches!(k, ObsKind::PciBarUnassigned { .. }));
-    if let Some(first) = bar.first() {
-        return vec![Hit {
-            finding: bar_unassigned(&bar),
-            seq: first.seq,
-        }];
-    }
-    let busy = observations_where(input, |k| matches!(k, ObsKind::PciBarBusy { .. }));
-    if let Some(first) = busy.first() {
-        return vec![Hit {
-            finding: bar_busy(&busy),
-            seq: first.seq,
-        }];
+    // A PCI window never assigned, or held by another driver, explains the failed probe that
+    // follows it.
+    let windows: [(IsKind, BuildFinding); 2] = [
+        (
+            |k| matches!(k, ObsKind::PciBarUnassigned { .. }),
+            bar_unassigned,
+        ),
+        (|k| matches!(k, ObsKind::PciBarBusy { .. }), bar_busy),
+    ];
+    for (is_kind, finding) in windows {
+        let seen = observations_where(input, is_kind);
+        if let Some(first) = seen.first() {
+            return vec![Hit {
+                finding: finding(&seen),
+                seq: first.seq,
+            }];
+        }
     }
     let hits = observations_where(input, |k| matches!(k, ObsKind::GpuInitFailed { .. }));
     let Some(first) = hits.first() else {
