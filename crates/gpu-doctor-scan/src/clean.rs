@@ -28,9 +28,28 @@ pub fn clean(raw: &[u8]) -> Clean {
         }
     }
     Clean {
-        text: s.trim_end().to_owned(),
+        text: fold_full_width(s.trim_end()),
         rank,
     }
+}
+
+/// The text with full-width forms (`：`, `，`, `（）`, `［］`, U+FF01..U+FF5E) and the
+/// ideographic space turned into their ASCII letters: logs pasted through a Chinese or
+/// Japanese input method or machine translation carry them in place of the punctuation the
+/// patterns expect (`IndexKernel.cu：92： operator（）： block： [3358,0,0]，`).
+fn fold_full_width(s: &str) -> String {
+    // U+FF01..U+FF5E encode as EF BC 81..EF BD 9E and U+3000 as E3 80 80: a line without
+    // those lead bytes is copied as it is.
+    if !s.bytes().any(|b| b == 0xEF || b == 0xE3) {
+        return s.to_owned();
+    }
+    s.chars()
+        .map(|c| match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            '\u{3000}' => ' ',
+            _ => c,
+        })
+        .collect()
 }
 
 /// Removes ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \`, and
@@ -315,6 +334,17 @@ mod tests {
         // Not a prefix: left alone.
         assert_eq!(clean(b"[W socket.cpp] x").text, "[W socket.cpp] x");
         assert_eq!(clean(b"[rankX]: x").text, "[rankX]: x");
+    }
+
+    #[test]
+    fn full_width_punctuation_is_folded_to_ascii() {
+        let c = clean(
+            "IndexKernel.cu：92： operator（）： block： [3358,0,0]，\u{3000}断言失败。".as_bytes(),
+        );
+        assert_eq!(
+            c.text,
+            "IndexKernel.cu:92: operator(): block: [3358,0,0], 断言失败。"
+        );
     }
 
     #[test]

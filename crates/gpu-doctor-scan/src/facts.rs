@@ -277,6 +277,10 @@ pub mod detail {
     pub const PTXAS_REFUSED: &str = "XLA refuses ptxas ";
     /// cuFFT's `CUFFT_INTERNAL_ERROR`.
     pub const CUFFT_INTERNAL: &str = "cuFFT internal error";
+    /// `ldd` resolves libcuda.so.1 to the CUDA toolkit's link-time stub.
+    pub const STUB_DRIVER_LIBRARY: &str = "the toolkit's stub libcuda";
+    /// nvidia-smi cannot reset the GPU or change its MIG mode: a process holds it.
+    pub const GPU_HELD_BY_CLIENT: &str = "GPU held by another client";
 }
 
 /// What a line was recognised as.

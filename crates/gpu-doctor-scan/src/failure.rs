@@ -132,14 +132,17 @@ fn exception_name(line: &[u8]) -> Option<&str> {
         && rest
             .trim_ascii_start()
             .starts_with(b"Traceback (most recent call last)");
-    if !(rest.is_empty() || rest[0] == b':' || notebook_header) {
+    // An exception printed as its repr (a logger, Ray, a `raise ... from` chain):
+    // `MisconfigurationException('You requested gpu: [0, 1]...`.
+    let repr = rest.starts_with(b"('") || rest.starts_with(b"(\"");
+    if !(rest.is_empty() || rest[0] == b':' || notebook_header || repr) {
         return None;
     }
     let word = &line[..len];
     let name = word.rsplit(|b| *b == b'.').next()?;
     if !name.first().is_some_and(u8::is_ascii_uppercase)
         || !(name.ends_with(b"Error") || name.ends_with(b"Exception"))
-        || (!notebook_header && rest.get(1..).is_some_and(is_a_value))
+        || (!notebook_header && !repr && rest.get(1..).is_some_and(is_a_value))
     {
         return None;
     }
@@ -195,6 +198,10 @@ mod tests {
             ("_thread.RuntimeError", "RuntimeError"),
             ("Exception: ", "Exception"),
             ("KeyError: 0", "KeyError"),
+            (
+                "MisconfigurationException('You requested gpu: [0, 1]",
+                "MisconfigurationException",
+            ),
         ] {
             assert_eq!(
                 form(line),
@@ -277,6 +284,7 @@ mod tests {
             "Errors: none",
             "raise ValueError(msg)",
             "    raise RuntimeError('boom')",
+            "ValueError(msg)",
             // Metrics, settings and messages that only look like failures.
             "Error: 0.4964",
             "MeanSquaredError: 0.0123",

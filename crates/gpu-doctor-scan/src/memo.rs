@@ -74,6 +74,22 @@ impl LineMemo {
 
 fn recognise_afresh(text: &str, ctx: &mut Context) -> Recognised {
     let found = recognize::recognize(text, ctx);
+    for (kind, _) in &found.observations {
+        match kind {
+            ObsKind::Oom(info) if !info.not_a_failure => {
+                ctx.saw_oom = true;
+                ctx.saw_error = true;
+            }
+            // Readings are not errors.
+            ObsKind::MemoryReading { .. }
+            | ObsKind::AllocatorStat { .. }
+            | ObsKind::GpuMemory { .. }
+            | ObsKind::GpuProcess { .. }
+            | ObsKind::Temperature { .. }
+            | ObsKind::Oom(_) => {}
+            _ => ctx.saw_error = true,
+        }
+    }
     let failure = if found.observations.is_empty() {
         failure::failure(text)
     } else {
@@ -102,7 +118,8 @@ mod tests {
     #[test]
     fn a_repeated_line_gets_the_first_result_and_leaves_the_same_context() {
         let mut memo = LineMemo::default();
-        let line = "RuntimeError: CUDA error: an illegal memory access was encountered";
+        // A line that leaves the context as it found it (an error would mark one seen).
+        let line = "|    0   N/A  N/A     12345      C   python                        1234MiB |";
         let mut ctx = Context::default();
         let first = memo.recognise(line, &mut ctx);
         let after_first = ctx.clone();
@@ -118,8 +135,12 @@ mod tests {
     #[test]
     fn the_same_text_in_another_context_is_recognised_again() {
         // `False` alone says nothing; after `tf.test.is_built_with_cuda()` it is the answer.
+        // (After an earlier error, so that the answer's finding leaves that mark as it was.)
         let mut memo = LineMemo::default();
-        let mut ctx = Context::default();
+        let mut ctx = Context {
+            saw_error: true,
+            ..Context::default()
+        };
         assert!(!cpu_build(&memo.recognise("False", &mut ctx)));
         ctx.asked_cuda_build = Some(Framework::Tensorflow);
         assert!(cpu_build(&memo.recognise("False", &mut ctx)));
@@ -131,6 +152,21 @@ mod tests {
         ctx.asked_cuda_build = Some(Framework::Tensorflow);
         assert!(cpu_build(&memo.recognise("False", &mut ctx)));
         assert_eq!(memo.entries, 2, "the second context was remembered");
+    }
+
+    #[test]
+    fn a_line_that_changes_the_context_is_remembered_for_both() {
+        // The first error marks one seen; its repeats come after that mark.
+        let mut memo = LineMemo::default();
+        let line = "RuntimeError: CUDA error: an illegal memory access was encountered";
+        let mut ctx = Context::default();
+        let first = memo.recognise(line, &mut ctx);
+        assert!(ctx.saw_error);
+        let second = memo.recognise(line, &mut ctx);
+        let third = memo.recognise(line, &mut ctx);
+        assert_eq!(first.found.observations, second.found.observations);
+        assert_eq!(second.found.observations, third.found.observations);
+        assert_eq!(memo.entries, 2);
     }
 
     #[test]

@@ -37,6 +37,16 @@ pub(crate) struct Context {
     /// The last line asked whether the framework was built with CUDA
     /// (`tf.test.is_built_with_cuda()`, `torch.version.cuda`): the answer comes next.
     pub asked_cuda_build: Option<Framework>,
+    /// An error was read: PyTorch's advice line after a CUDA error (`Search for
+    /// `cudaErrorStreamCaptureUnsupported' in ...`) only repeats its name. Without one (a
+    /// paste cut above the advice), that line is all there is of the error.
+    pub saw_error: bool,
+    /// The last line was PyTorch's OOM cut after `Tried to allocate 7.31 GiB` (a paste wrapped
+    /// there): the request, for its `(GPU 0; ... total capacity; ...)` on the next line.
+    pub oom_wrapped_request: Option<u64>,
+    /// An out-of-memory failure was read: the BFC allocator's per-bin dump after it adds
+    /// nothing; without one (a paste that kept only the dump), the dump is the failure.
+    pub saw_oom: bool,
 }
 
 /// What one line yielded.
@@ -67,6 +77,10 @@ regex!(RE_TRIED, format!(r"Tried to allocate {SIZE}"));
 regex!(RE_TRIED_EB, r"Tried to allocate more than 1EB");
 regex!(RE_OOM_HEAD, r"\b(CUDA|HIP|XPU|MUSA|NPU) out of memory");
 regex!(RE_OLD_GPU, r"\(GPU (\d+);");
+regex!(
+    RE_STREAM_EXECUTOR_ALLOC,
+    r"failed to allocate \S+ \((\d+) bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"
+);
 regex!(RE_OLD_TOTAL, format!(r"{SIZE} total capacity"));
 regex!(RE_OLD_ALLOC, format!(r"{SIZE} already allocated"));
 regex!(RE_OLD_FREE, format!(r"{SIZE} free[;)]"));
@@ -155,6 +169,13 @@ regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? fail(?:ed|$)");
 regex!(
     RE_HOST_ASSERT,
     r"^[\w.-]+: \S+\.(?:c|cc|cpp|cxx):\d+: [^\[]*Assertion "
+);
+// CUDA's device-side assert in another language: the file, line, block and thread stay, the
+// words `Assertion ... failed` do not (`IndexKernel.cu:92: operator(): block: [3358,0,0],
+// thread: [50,0,0] 断言失败。`).
+regex!(
+    RE_ASSERT_TRANSLATED,
+    r"\.cuh?:\d+:.*?block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\]\s*([^\s\[]*)"
 );
 regex!(
     RE_ASSERT_LOCATION,
@@ -571,10 +592,13 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         ctx.last_framework = Some(fw);
     }
     let hint = found.framework_hint;
+    // Only the line right after a wrapped OOM can continue it.
+    let wrapped_request = ctx.oom_wrapped_request.take();
 
     // Lines that only repeat an error's name as advice ("Search for `cudaErrorAssert' in
-    // ...") or hints printed with every error carry nothing new.
-    if text.starts_with("Search for `")
+    // ...", once the error itself was read) or hints printed with every error carry nothing
+    // new.
+    if (text.starts_with("Search for `") && ctx.saw_error)
         || text.starts_with("CUDA kernel errors might be asynchronously")
         || text.starts_with("For debugging consider passing CUDA_LAUNCH_BLOCKING")
         || text.starts_with("Compile with `TORCH_USE_CUDA_DSA`")
@@ -634,8 +658,10 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return inner;
     }
 
-    // The BFC allocator's statistics block: its numbers are on the lines that follow.
-    if text.trim_end().ends_with("Stats:") {
+    // The BFC allocator's statistics block, and a CUDA check macro's report (`CUDA Error:`,
+    // then `File:`, `Line:`, `Error code: 98`, `Error text: invalid device function`): their
+    // numbers are on the lines that follow.
+    if text.trim_end().ends_with("Stats:") || text == "CUDA Error:" || text == "CUDA error:" {
         found.starts_multiline = true;
         return found;
     }
@@ -699,8 +725,16 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((obs, hint));
         return found;
     }
-    if let Some((mut oom, multiline)) = oom(text, ctx) {
+    if let Some((mut oom, multiline)) = oom(text, ctx, wrapped_request) {
         oom.during_evaluation.clone_from(&ctx.evaluation_frame);
+        // The message stops after the request: its numbers may follow on the next line.
+        if oom.style == Some(OomStyle::TorchSentence)
+            && oom.truncated
+            && oom.gpu.is_none()
+            && wrapped_request.is_none()
+        {
+            ctx.oom_wrapped_request = oom.requested_bytes;
+        }
         let fw = oom.framework.or(hint);
         found.starts_multiline = multiline;
         found.observations.push((ObsKind::Oom(oom), fw));
@@ -743,10 +777,16 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         // "no kernel image" is also a CUDA error; the env observation says it all.
         return found;
     }
-    if let Some(c) = RE_ASSERT.captures(text)
-        && !RE_HOST_ASSERT.is_match(text)
-    {
-        let assertion = c[1].trim().to_owned();
+    // The assertion itself, or, where the words around it are not English (`... thread:
+    // [50,0,0] 断言失败。`), what follows the kernel's block and thread.
+    let assertion = match RE_ASSERT.captures(text) {
+        Some(c) if !RE_HOST_ASSERT.is_match(text) => Some(c[1].trim().to_owned()),
+        Some(_) => None,
+        None => RE_ASSERT_TRANSLATED
+            .captures(text)
+            .map(|c| c[1].trim().to_owned()),
+    };
+    if let Some(assertion) = assertion {
         let location = RE_ASSERT_LOCATION.captures(text).map(|l| {
             let file = l[1].rsplit(['/', '\\']).next().unwrap_or(&l[1]).to_owned();
             format!("{file}:{} {}", &l[2], short_function(&l[3]))
@@ -1055,9 +1095,22 @@ fn short_function(f: &str) -> String {
     name.chars().take(80).collect()
 }
 
-fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
+fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomInfo, bool)> {
     let mut o = OomInfo::default();
     let fw_line = framework_of(text);
+
+    // The second half of PyTorch's OOM, wrapped before its numbers: `(GPU 0; 11.92 GiB total
+    // capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)`.
+    if let Some(requested) = wrapped_request
+        && text.starts_with("(GPU ")
+        && has!(text, "total capacity")
+    {
+        o.requested_bytes = Some(requested);
+        o.framework = Some(Framework::Pytorch);
+        o.device_kind = Some("CUDA".to_owned());
+        torch_fields(text, &mut o);
+        return Some((o, false));
+    }
 
     if let Some(c) = RE_TRIED.captures(text) {
         o.requested_bytes = size(&c, 1);
@@ -1111,6 +1164,14 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
         o.requested_bytes =
             tensor_bytes(c.get(1).map(|m| m.as_str()), c.get(2).map(|m| m.as_str()));
         o.gpu = RE_TF_DEVICE.captures(text).and_then(|c| c[1].parse().ok());
+        return Some((o, false));
+    }
+    // The BFC allocator dumps its bins only when an allocation failed (`bfc_allocator.cc:597]
+    // Bin (1048576): Total Chunks: 1, Chunks in use: 0. 1.00MiB allocated for chunks.`); the
+    // "not a failure" warning dumps nothing.
+    if !ctx.saw_oom && has!(text, "] Bin (") && has!(text, "Total Chunks:") {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Bfc);
         return Some((o, false));
     }
     if let Some(c) = RE_BFC.captures(text) {
@@ -1200,6 +1261,16 @@ fn oom(text: &str, ctx: &Context) -> Option<(OomInfo, bool)> {
             .captures(text)
             .and_then(|c| c[1].parse().ok())
             .or_else(|| RE_CUDA_COLON.captures(text).and_then(|c| c[1].parse().ok()));
+        return Some((o, false));
+    }
+    // TensorFlow's and XLA's stream executor asking the driver directly: `failed to allocate
+    // 2.2K (2304 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY`.
+    if has!(text, "from device")
+        && let Some(c) = RE_STREAM_EXECUTOR_ALLOC.captures(text)
+    {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::CudaCall);
+        o.requested_bytes = c[1].parse().ok();
         return Some((o, false));
     }
     if has!(text, "CUDA error: out of memory")
@@ -1355,6 +1426,8 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "Cuda error(",
         // deepmd-kit's check: `cuda assert: invalid argument .../gpu_cuda.h 48`.
         "cuda assert: ",
+        // The last line of a check macro's report under a `CUDA Error:` header.
+        "Error text: ",
     ]
     .iter()
     .any(|w| text.contains(w));
@@ -1472,6 +1545,27 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // that a CUDA 11.8+ build fixes; the finding says so with less confidence.
     if has!(text, "CUFFT_INTERNAL_ERROR") {
         return Some(named(EnvKind::LibMismatch, detail::CUFFT_INTERNAL));
+    }
+    // `ldd` resolving the driver's library to the toolkit's link-time stub
+    // (`libcuda.so.1 => /usr/local/cuda/lib64/stubs/libcuda.so.1`): a stub has no driver
+    // behind it, so every CUDA call fails.
+    if has!(text, " => ") && has!(text, "/stubs/libcuda.so") {
+        return Some(named(EnvKind::LibMissing, detail::STUB_DRIVER_LIBRARY));
+    }
+    // PyTorch Lightning asked for GPUs the process cannot see: `You requested gpu: [0, 1, 2,
+    // 3]\n But your machine only has: [0]`.
+    if has!(text, "You requested gpu") {
+        return Some((EnvKind::VisibleDevices, None));
+    }
+    // nvidia-smi cannot reset a GPU or change its MIG mode while a process holds it
+    // (nvidia-persistenced, DCGM, Fabric Manager, a monitoring agent, a job): `MIG mode is in
+    // pending disable state for GPU ...:In use by another client`, `GPU 00000000:C1:00.0 is
+    // currently in use by another process.`
+    if (has!(text, "pending disable state") || has!(text, "pending enable state"))
+        && has!(text, "In use by another client")
+        || text.starts_with("GPU ") && has!(text, "is currently in use by another process")
+    {
+        return Some(named(EnvKind::VisibleDevices, detail::GPU_HELD_BY_CLIENT));
     }
     // NCCL refusing two ranks on one GPU: the job's device selection, not NCCL, is at fault.
     if has!(text, "Duplicate GPU detected") {
@@ -1903,7 +1997,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || has!(text, "no longer supports this GPU because it is too old")
         || has!(text, "is not compatible with the current PyTorch installation")
         || (has!(text, "invalid device function")
-            && (has!(text, "CUDA") || has!(text, "cuda")))
+            && (has!(text, "CUDA") || has!(text, "cuda") || has!(text, "Error text: ")))
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
@@ -2189,11 +2283,17 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((EnvKind::ArchUnsupported, None));
     }
     // cuInit failed with CUDA 999 while the driver itself is present: most often its unified
-    // memory module (nvidia_uvm) is in a bad state after a suspend, or missing.
+    // memory module (nvidia_uvm) is in a bad state after a suspend, or missing (in a container
+    // or an LXC guest: /dev/nvidia-uvm not passed in). PyTorch words it its own way; the
+    // others name the call (`failed call to cuInit: CUDA_ERROR_UNKNOWN`, FFmpeg's
+    // `cu->cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error`, `cuInit failed: unknown
+    // error`).
     if has!(
         text,
         "CUDA unknown error - this may be due to an incorrectly set up environment",
-    ) {
+    ) || (has!(text, "cuInit")
+        && (has!(text, "CUDA_ERROR_UNKNOWN") || has!(text, "unknown error")))
+    {
         return Some(named(EnvKind::NoDriver, detail::NVIDIA_UVM));
     }
     // Error 100 means the driver answered but showed no GPU: without a driver the runtime

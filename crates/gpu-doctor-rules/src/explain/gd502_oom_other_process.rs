@@ -69,6 +69,11 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
                 asked_phrase(a)
             )
         }
+    } else if a.others_from == Some("tiny") {
+        format!(
+            "Out of memory on a request of only {} straight from the driver: TensorFlow and XLA take memory for their pool in large regions, so the GPU was already full, taken by another process (or another framework in this one)",
+            size(a.info.requested_bytes.unwrap_or(0))
+        )
     } else if a.others_from == Some("jax") {
         format!(
             "Out of memory outside JAX's pool: {}; JAX preallocates 75% of the GPU, so the rest was taken by {whose}",

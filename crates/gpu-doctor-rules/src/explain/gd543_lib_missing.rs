@@ -102,6 +102,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if lib.as_deref() == Some(detail::STUB_DRIVER_LIBRARY) {
+        return vec![Hit {
+            finding: stub_driver_library(&hits),
+            seq: first.seq,
+        }];
+    }
     if let Some(l) = lib
         .as_deref()
         .filter(|l| l.starts_with("libcuda.") || l.starts_with("libnvidia-ml"))
@@ -281,6 +287,30 @@ fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
             Some("sudo ln -sf libcuda.so.<driver version> /usr/lib/x86_64-linux-gnu/libcuda.so.1 && sudo ldconfig".to_owned()),
             None,
         )
+}
+
+/// `libcuda.so.1 => /usr/local/cuda/lib64/stubs/libcuda.so.1`: the toolkit ships a stub of
+/// the driver's library so that programs can link without a driver; loaded at run time it
+/// answers every call with an error (`cuInit: CUresult(-1)`, CUDA_ERROR_STUB_LIBRARY).
+fn stub_driver_library(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "The program loads the CUDA toolkit's stub of the driver library (stubs/libcuda.so.1) instead of the driver's libcuda.so.1: the stub exists only for linking and fails every call, so CUDA cannot start.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Take the stubs directory off the loader's path (LD_LIBRARY_PATH, /etc/ld.so.conf.d) and check what loads now",
+        Some("echo $LD_LIBRARY_PATH; grep -r stubs /etc/ld.so.conf.d/; ldconfig -p | grep libcuda.so.1".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "In a container, let the NVIDIA runtime mount the host's libcuda.so.1 (and keep stubs out of the image's loader paths)",
+        Some("docker run --gpus all ...".to_owned()),
+        None,
+    )
 }
 
 /// The linker (`/usr/bin/ld: cannot find -lcuda`) wants the unversioned name, `libcuda.so`,

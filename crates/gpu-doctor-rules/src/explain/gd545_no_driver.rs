@@ -89,7 +89,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let message = if nouveau {
         "nouveau, the open-source driver, holds the GPU instead of NVIDIA's driver: CUDA cannot use the GPU until NVIDIA's kernel module drives it."
     } else if uvm {
-        "CUDA could not start although the driver is present (error 999, or a container runtime that could not load the UVM module): most often the driver's unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded."
+        "CUDA could not start although the driver is present (error 999, or a container runtime that could not load the UVM module): most often the driver's unified-memory module (nvidia_uvm) is in a bad state after a suspend, or not loaded (in a container or LXC guest: /dev/nvidia-uvm not passed in)."
     } else {
         "No usable NVIDIA driver: it is not installed, not loaded for the running kernel, or not visible inside the container."
     };

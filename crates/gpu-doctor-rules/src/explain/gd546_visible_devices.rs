@@ -53,7 +53,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let visible = input.live.map(|s| s.devices.len());
     // Messages that name their own situation get their own finding.
-    let specials: [(&str, SpecialFinding); 12] = [
+    let specials: [(&str, SpecialFinding); 13] = [
         (detail::DEVICE_ACCESS_LOST, lost_device_access),
         (detail::JAX_NO_GPU, jax_found_none),
         (detail::CDI_UNRESOLVED, cdi_unresolved),
@@ -66,6 +66,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         (detail::DOCKER_GPU_REQUEST, docker_gpu_request),
         (detail::GPUS_MISSING, gpus_missing),
         (detail::VGPU_UNLICENSED, vgpu_unlicensed),
+        (detail::GPU_HELD_BY_CLIENT, gpu_held_by_client),
     ];
     // The first detail that names a situation; the CUDA errors' own details come after them.
     let generic = [detail::DEVICES_BUSY, detail::NO_CUDA_DEVICE];
@@ -165,6 +166,30 @@ fn gpus_missing(hits: &[&Observation]) -> Finding {
         "Once the counts agree, return the node to service",
         Some("scontrol update nodename=<node> state=resume".to_owned()),
         None,
+    )
+}
+
+/// nvidia-smi's `--gpu-reset` or MIG change refused: `GPU 00000000:C1:00.0 is currently in use
+/// by another process`, `MIG mode is in pending disable state ...:In use by another client`.
+/// The holder is usually a resident client rather than a job.
+fn gpu_held_by_client(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::Other,
+        Severity::Error,
+        "nvidia-smi cannot reset the GPU or change its MIG mode while a process holds it open: besides jobs, resident clients do (nvidia-persistenced, DCGM or dcgm-exporter, Fabric Manager, an X server, another nvidia-smi).",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "See which processes hold the GPU's device files",
+        Some("sudo fuser -v /dev/nvidia*; nvidia-smi --query-compute-apps=pid,process_name --format=csv".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Stop the resident clients, retry, then start them again",
+        Some("sudo systemctl stop nvidia-persistenced nvidia-dcgm dcgm-exporter 2>/dev/null; sudo nvidia-smi --gpu-reset -i 0".to_owned()),
+        Some("on Kubernetes the GPU operator's daemonsets run these clients: drain the node first".to_owned()),
     )
 }
 

@@ -14,7 +14,9 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
 Reports CUDA runtime and driver errors that the more specific rules do not cover, by name and
 number, and says whether the error is sticky: `unknown error` (999), `the launch timed out
 and was terminated` (702), `invalid argument` (1), `invalid resource handle` (400),
-`initialization error` (3), `operation not permitted` (800).
+`initialization error` (3), `operation not permitted` (800), and the CUDA-graph capture
+errors (900-908, `operation not permitted when stream is capturing`), which mean a call that
+capture forbids ran while a framework recorded a graph.
 
 ## Why is this bad?
 The CUDA call failed. Sticky errors (702, 999) leave the context unusable, so the process
@@ -71,8 +73,20 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     for ev in first_and_last(&hits) {
         f = f.with_evidence(ev);
     }
-    f = f
+    f = if matches!(e.code, Some(900..=908)) {
+        // A call that graph capture forbids: nothing is wrong with the GPU or the driver.
+        f.with_remedy(
+            "A call that CUDA forbids while a stream is captured into a CUDA graph ran during capture: a bug in the framework's graph capture (or in a hook, logger or sync it ran), not in the GPU. Run without CUDA graphs to confirm",
+            Some("vllm serve MODEL --enforce-eager  # vLLM; torch.compile: mode=\"max-autotune-no-cudagraphs\"".to_owned()),
+            None,
+        )
         .with_remedy(
+            "If it started with an upgrade, go back to the last framework version that worked and report the regression with the traceback",
+            None,
+            None,
+        )
+    } else {
+        f.with_remedy(
             "Check the kernel log for Xids at the same time (a GPU fault often shows up as \"unknown error\")",
             Some("gpu-doctor explain --kernel".to_owned()),
             None,
@@ -81,7 +95,8 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             "Rerun with synchronous launches to find the failing call",
             Some("CUDA_LAUNCH_BLOCKING=1 python train.py".to_owned()),
             None,
-        );
+        )
+    };
     if e.code == Some(702) {
         f = f.with_remedy(
             "The display watchdog killed a long kernel: compute on a GPU that drives no display, or split the work into shorter kernels",

@@ -236,6 +236,12 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         // kernel module, a cuBLAS handle) failing means something else took the rest: another
         // process, or TensorFlow in the same one.
         (total.map(|t| t / 4).or(Some(u64::MAX / 4)), Some("jax"))
+    } else if info.style == Some(OomStyle::CudaCall) && preallocates && req.is_some_and(|r| r < MIB)
+    {
+        // TensorFlow's or XLA's stream executor could not get even a few kilobytes from the
+        // driver (`failed to allocate 2.2K (2304 bytes) from device`): their own pool takes
+        // memory in large regions, so the GPU was full of someone else's.
+        (total.or(Some(u64::MAX / 4)), Some("tiny"))
     } else if info.style == Some(OomStyle::ContextInit)
         // CuPy's pool had handed out nothing (`allocated so far: 0 bytes`) and a small
         // request still failed: the memory was someone else's before the job began.
@@ -262,7 +268,7 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
 
     let frag_score = fragmentation_bytes(&info, total, missing, largest_free_block);
     let other_score = others.filter(|o| {
-        if matches!(others_from, Some("jax" | "init")) {
+        if matches!(others_from, Some("jax" | "init" | "tiny")) {
             return true;
         }
         let floor = total

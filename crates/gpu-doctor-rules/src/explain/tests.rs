@@ -1753,3 +1753,123 @@ fn linker_sanitizer_compiler_installer_and_passthrough_families() {
     // A linker that misses some other library is not a CUDA problem.
     assert!(explain_text(b"/usr/bin/ld: cannot find -lcudafoo\n").is_empty());
 }
+
+/// Families from the second reading of the 2026-11-30 miss review (each names its case).
+#[test]
+fn second_miss_review_families() {
+    assert_primary_findings(&[
+        // A device assert whose words were machine-translated, full-width punctuation and all
+        // (589).
+        (
+            "../aten/src/ATen/native/cuda/IndexKernel.cu：92： operator（）： block： [3358,0,0]， thread： [50,0,0] 断言失败。\n",
+            "GD511",
+            Cause::DeviceAssert,
+        ),
+        // A check macro's report under a `CUDA Error:` header (621).
+        (
+            "CUDA Error:\n    File:       inference.cpp\n    Line:       558\n    Error code: 98\n    Error text: invalid device function\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // CUDA-graph capture errors, here only in PyTorch's advice line (393).
+        (
+            "Search for `cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n",
+            "GD547",
+            Cause::Other,
+        ),
+        (
+            "RuntimeError: CUDA error: operation not permitted when stream is capturing\n",
+            "GD547",
+            Cause::Other,
+        ),
+        // Lightning asked for GPUs the process cannot see, its exception printed as a repr
+        // (709).
+        (
+            "MisconfigurationException('You requested gpu: [0, 1, 2, 3, 4, 5, 6, 7]\\n But your machine only has: [0]')\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // ldd resolving the driver's library to the toolkit's stub (945).
+        (
+            "        libcuda.so.1 => /usr/local/cuda/lib64/stubs/libcuda.so.1 (0x00007f9de7215000)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A GPU reset refused while persistenced holds the GPU (959).
+        (
+            "GPU 00000000:C1:00.0 is currently in use by another process.\n",
+            "GD546",
+            Cause::Other,
+        ),
+        // cuInit's 999 from FFmpeg in an LXC guest (1000).
+        (
+            "[AVHWDeviceContext @ 0x5b728ecb6040] cu->cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        // PyTorch's OOM wrapped before its numbers: reserved-but-unused 6.50 GiB covers what
+        // was missing (486).
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 7.31 GiB \n(GPU 0; 11.92 GiB total capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)\n",
+            "GD501",
+            Cause::OomFragmentation,
+        ),
+        // TensorFlow's stream executor could not get 2 KiB from the driver (580).
+        (
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:932] failed to allocate 2.2K (2304 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY\n",
+            "GD502",
+            Cause::OomOtherProcess,
+        ),
+        // The BFC allocator's bin dump without its headline (609).
+        (
+            "2019-02-28 09:53:16.315962: I tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin (1048576):       Total Chunks: 1, Chunks in use: 0. 1.00MiB allocated for chunks. 0B in use in bin. 0B client-requested in use in bin.\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+    ]);
+    // The wrapped OOM's numbers reach the finding.
+    let wrapped = &explain_text(
+        b"RuntimeError: CUDA out of memory. Tried to allocate 7.31 GiB \n(GPU 0; 11.92 GiB total capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)\n",
+    )[0];
+    assert!(
+        wrapped.message.contains("4.36 GiB free"),
+        "{}",
+        wrapped.message
+    );
+    // Only the line right after can continue it.
+    let apart = &explain_text(
+        b"RuntimeError: CUDA out of memory. Tried to allocate 7.31 GiB \nCUDA_VISIBLE_DEVICES=0\n(GPU 0; 11.92 GiB total capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)\n",
+    )[0];
+    assert!(
+        !apart.message.contains("4.36 GiB free"),
+        "{}",
+        apart.message
+    );
+    // Graph capture gets its own remedy, not a hunt for Xids.
+    let capture = &explain_text(
+        b"RuntimeError: CUDA error: operation not permitted when stream is capturing\n",
+    )[0];
+    assert!(
+        capture.remedies[0].action.contains("CUDA graph"),
+        "{:?}",
+        capture.remedies
+    );
+    // The advice line repeats the error above it: one finding, whose evidence is the error.
+    let torch = explain_text(
+        b"torch.AcceleratorError: CUDA error: out of memory\nSearch for `cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n",
+    );
+    assert!(
+        torch[0].evidence[0].text.contains("AcceleratorError"),
+        "{:?}",
+        torch[0].evidence
+    );
+    // A BFC dump after its headline adds no second failure.
+    let headline = explain_text(
+        b"W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.00GiB.  Current allocation summary follows.\nI tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin (1048576): Total Chunks: 1, Chunks in use: 0. 1.00MiB allocated for chunks.\n",
+    );
+    assert!(
+        headline[0].message.contains("1.00 GiB"),
+        "{}",
+        headline[0].message
+    );
+}
