@@ -154,6 +154,14 @@ pub const CUDA_ERRORS: &[CudaErrorEntry] = &[
         true,
     ),
     e(
+        217,
+        "cudaErrorPeerAccessUnsupported",
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        "peer access is not supported between these two devices",
+        false,
+        true,
+    ),
+    e(
         218,
         "cudaErrorInvalidPtx",
         "CUDA_ERROR_INVALID_PTX",
@@ -217,6 +225,22 @@ pub const CUDA_ERRORS: &[CudaErrorEntry] = &[
         "CUDA_ERROR_LAUNCH_TIMEOUT",
         "the launch timed out and was terminated",
         true,
+        true,
+    ),
+    e(
+        704,
+        "cudaErrorPeerAccessAlreadyEnabled",
+        "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+        "peer access is already enabled",
+        false,
+        true,
+    ),
+    e(
+        705,
+        "cudaErrorPeerAccessNotEnabled",
+        "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+        "peer access has not been enabled",
+        false,
         true,
     ),
     e(

@@ -208,6 +208,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"None",
     // nvidia-installer's check that the compiler is the one that built the kernel.
     b"gcc-version-check failed",
+    // TensorFlow's stream executor without cuDNN, on a line of its own.
+    b"Fail to find the dnn implementation",
 ];
 
 /// Kernel messages that name no trigger word, after a dmesg timestamp (`[1478401.486981] `).

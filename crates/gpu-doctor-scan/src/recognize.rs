@@ -16,7 +16,10 @@ use std::sync::LazyLock;
 /// Whether a library's file name (`libcudart.so.12`, `cublas64_11.dll`) is one of CUDA's own
 /// (or the driver's, or PyTorch's CUDA libraries), rather than some other package's.
 pub fn is_cuda_library(name: &str) -> bool {
-    RE_LIB.is_match(name) || RE_TORCH_LIB.is_match(name)
+    RE_LIB.is_match(name)
+        || RE_TORCH_LIB.is_match(name)
+        // A bare stem: TensorFlow's `DNN library is not found` names no file, only cuDNN.
+        || (!name.contains('.') && RE_LIB.is_match(&format!("{name}.so")))
 }
 
 /// What the scanner remembers between lines of one input.
@@ -77,6 +80,7 @@ regex!(RE_TRIED, format!(r"Tried to allocate {SIZE}"));
 regex!(RE_TRIED_EB, r"Tried to allocate more than 1EB");
 regex!(RE_OOM_HEAD, r"\b(CUDA|HIP|XPU|MUSA|NPU) out of memory");
 regex!(RE_OLD_GPU, r"\(GPU (\d+);");
+regex!(RE_CUDA_GDB_RETURNED, r"returned \(0x([0-9a-fA-F]+)\)");
 regex!(
     RE_STREAM_EXECUTOR_ALLOC,
     r"failed to allocate \S+ \((\d+) bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"
@@ -1449,6 +1453,13 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
             .filter(|e| e.distinctive || has_context)
             .find(|e| text.contains(e.message)),
     };
+    // cuda-gdb's report of a failed API call, in hex: `warning: Cuda API error detected:
+    // cudaDeviceEnablePeerAccess returned (0x2c0)`.
+    let by_debugger = has!(text, "Cuda API error detected")
+        .then(|| RE_CUDA_GDB_RETURNED.captures(text))
+        .flatten()
+        .and_then(|c| u32::from_str_radix(&c[1], 16).ok())
+        .and_then(|code| lookup_cuda_error(&code.to_string()));
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
         (1..=9)
             .find_map(|g| c.get(g))
@@ -1460,16 +1471,20 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         || has!(text, "Illegal address in cuda queue"))
     .then(|| lookup_cuda_error("700"))
     .flatten();
-    let entry = by_name.or(by_message).or(by_cycles).or_else(|| {
-        let n = number?;
-        // A bare old-style number: map CUDA ≤9 numbers first, they are what old logs have.
-        let code = if has!(text, "cuda runtime error") || has!(text, "THCudaCheck") {
-            legacy_code(n).unwrap_or(n)
-        } else {
-            n
-        };
-        lookup_cuda_error(&code.to_string())
-    });
+    let entry = by_name
+        .or(by_message)
+        .or(by_cycles)
+        .or(by_debugger)
+        .or_else(|| {
+            let n = number?;
+            // A bare old-style number: map CUDA ≤9 numbers first, they are what old logs have.
+            let code = if has!(text, "cuda runtime error") || has!(text, "THCudaCheck") {
+                legacy_code(n).unwrap_or(n)
+            } else {
+                n
+            };
+            lookup_cuda_error(&code.to_string())
+        });
     match entry {
         Some(e) => Some(CudaErrorInfo {
             code: Some(e.code),
@@ -2053,9 +2068,19 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some("NCCL (this TensorFlow build has none)".to_owned()),
         ));
     }
-    // XLA's compiler needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc).
-    if has!(text, "Can't find libdevice directory") || has!(text, "libdevice not found") {
-        return Some((EnvKind::LibMissing, Some("libdevice".to_owned())));
+    // XLA's compiler needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc) and ptxas; TF's
+    // eager ops compiled by XLA report only `UnknownError: JIT compilation failed. [Op:FloorMod]`
+    // (the driver's own `a PTX JIT compilation failed` is another matter, above).
+    if has!(text, "Can't find libdevice directory")
+        || has!(text, "libdevice not found")
+        || text.contains("JIT compilation failed. [Op:")
+    {
+        return Some(named(EnvKind::LibMissing, detail::XLA_CUDA_DIR));
+    }
+    // TensorFlow with no DNN support registered for its stream executor: cuDNN did not load
+    // (`Fail to find the dnn implementation.` under `[[{{node CudnnRNN}}]]`).
+    if has!(text, "Fail to find the dnn implementation") {
+        return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
     }
     // onnxruntime on Windows: error 126 (module not found) loading its CUDA provider, whose
     // own dependencies (cuDNN, cuBLAS DLLs) are missing or of another version.
@@ -2235,6 +2260,12 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // NVML found the driver but could not open /dev/nvidia*: in containers, the access that
     // the host's systemd took away from the container's device cgroup.
+    // NVML_ERROR_FUNCTION_NOT_FOUND: the libnvidia-ml that loaded lacks a function the caller
+    // needs: a stale copy or a shim comes before the driver's own (`Failed to initialize NVML:
+    // Function Not Found`, `Failed to properly shut down NVML: Function Not Found`).
+    if has!(text, "NVML: Function Not Found") {
+        return Some((EnvKind::LibMismatch, Some("libnvidia-ml.so.1".to_owned())));
+    }
     if has!(text, "Failed to initialize NVML: Unknown Error") {
         return Some(named(EnvKind::VisibleDevices, detail::DEVICE_ACCESS_LOST));
     }
@@ -3287,7 +3318,7 @@ mod tests {
             ),
             (
                 "Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice. This may result",
-                (EnvKind::LibMissing, Some("libdevice".to_owned())),
+                (EnvKind::LibMissing, Some(detail::XLA_CUDA_DIR.to_owned())),
             ),
             (
                 "No OpKernel was registered to support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: [reduction=\"sum\"]",

@@ -102,6 +102,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if lib.as_deref() == Some(detail::XLA_CUDA_DIR) {
+        return vec![Hit {
+            finding: xla_cuda_dir(&hits),
+            seq: first.seq,
+        }];
+    }
     if lib.as_deref() == Some(detail::STUB_DRIVER_LIBRARY) {
         return vec![Hit {
             finding: stub_driver_library(&hits),
@@ -287,6 +293,30 @@ fn driver_library(hits: &[&Observation], lib: &str) -> Finding {
             Some("sudo ln -sf libcuda.so.<driver version> /usr/lib/x86_64-linux-gnu/libcuda.so.1 && sudo ldconfig".to_owned()),
             None,
         )
+}
+
+/// XLA (JAX, TensorFlow's XLA-compiled ops) compiles kernels itself and needs CUDA's
+/// libdevice (`nvvm/libdevice/libdevice.10.bc`) and ptxas: `Can't find libdevice directory
+/// ${CUDA_DIR}/nvvm/libdevice`, TensorFlow's bare `JIT compilation failed. [Op:FloorMod]`.
+fn xla_cuda_dir(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "XLA could not compile its GPU kernels: it needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc) and ptxas, and found them neither in the CUDA directory it was built for nor in pip's nvidia-cuda-nvcc wheel.",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Install the CUDA compiler pieces from pip (JAX's and TensorFlow's CUDA extras bring them)",
+        Some("pip install -U \"jax[cuda12]\"  # TensorFlow: pip install \"tensorflow[and-cuda]\"; or: pip install nvidia-cuda-nvcc-cu12".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Or point XLA at a CUDA toolkit that has them",
+        Some("export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda   # the directory that holds nvvm/libdevice and bin/ptxas".to_owned()),
+        None,
+    )
 }
 
 /// `libcuda.so.1 => /usr/local/cuda/lib64/stubs/libcuda.so.1`: the toolkit ships a stub of

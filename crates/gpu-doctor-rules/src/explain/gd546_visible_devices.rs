@@ -47,7 +47,15 @@ GPU device may be out of range, do you have enough GPUs?
 type SpecialFinding = fn(&[&Observation]) -> Finding;
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
-    let hits = env_observations(input, EnvKind::VisibleDevices);
+    let mut hits = env_observations(input, EnvKind::VisibleDevices);
+    // NVML's `Unknown Error` beside its `Function Not Found`: the libnvidia-ml that loaded is
+    // not the driver's (GD543 says so), which explains the failure without lost device access.
+    let foreign_nvml = env_observations(input, EnvKind::LibMismatch)
+        .iter()
+        .any(|o| o.text.contains("NVML: Function Not Found"));
+    if foreign_nvml {
+        hits.retain(|o| !has_detail(o, detail::DEVICE_ACCESS_LOST));
+    }
     let Some(first) = hits.first() else {
         return Vec::new();
     };

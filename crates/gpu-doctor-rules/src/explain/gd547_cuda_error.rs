@@ -65,15 +65,38 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     } else {
         ""
     };
-    let message = format!(
-        "A CUDA call failed with {what}{}{sticky}.",
-        ranks_phrase(&hits)
-    );
-    let mut f = Finding::new("GD547", Cause::Other, Severity::Error, message).confidence(0.4);
+    // cuda-gdb reports every API call that returned an error, those the program expects and
+    // handles (enabling peer access twice) too: alone, they are a warning.
+    let debugger_only = hits
+        .iter()
+        .all(|o| o.text.contains("Cuda API error detected"));
+    let (message, severity) = if debugger_only {
+        (
+            format!(
+                "cuda-gdb reported a CUDA call that returned {what}: the debugger reports every failed call, including those the program expects and handles, so this alone did not stop the job."
+            ),
+            Severity::Warn,
+        )
+    } else {
+        (
+            format!(
+                "A CUDA call failed with {what}{}{sticky}.",
+                ranks_phrase(&hits)
+            ),
+            Severity::Error,
+        )
+    };
+    let mut f = Finding::new("GD547", Cause::Other, severity, message).confidence(0.4);
     for ev in first_and_last(&hits) {
         f = f.with_evidence(ev);
     }
-    f = if matches!(e.code, Some(900..=908)) {
+    f = if debugger_only {
+        f.with_remedy(
+            "Look for the error that stopped the job after these reports; to have cuda-gdb stop at failed calls instead of only reporting them, or ignore them",
+            Some("(cuda-gdb) set cuda api_failures stop   # or: ignore".to_owned()),
+            None,
+        )
+    } else if matches!(e.code, Some(900..=908)) {
         // A call that graph capture forbids: nothing is wrong with the GPU or the driver.
         f.with_remedy(
             "A call that CUDA forbids while a stream is captured into a CUDA graph ran during capture: a bug in the framework's graph capture (or in a hook, logger or sync it ran), not in the GPU. Run without CUDA graphs to confirm",

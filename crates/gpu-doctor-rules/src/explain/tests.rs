@@ -1827,6 +1827,55 @@ fn second_miss_review_families() {
             Cause::OomCapacity,
         ),
     ]);
+    assert_primary_findings_with_severity(&[
+        // cuda-gdb reporting calls the program handles itself (368): a warning.
+        (
+            "warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)\n",
+            "GD547",
+            Cause::Other,
+            Severity::Warn,
+        ),
+        // A shim libnvidia-ml on LD_LIBRARY_PATH (630): its missing function explains NVML's
+        // unknown error.
+        (
+            "LD_LIBRARY_PATH=`pwd` nvidia-smi\nFailed to initialize NVML: Unknown Error\nFailed to properly shut down NVML: Function Not Found\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        // TensorFlow without cuDNN (726) and without XLA's CUDA pieces (839).
+        (
+            "UnknownError: Graph execution error:\n\nFail to find the dnn implementation.\n\t [[{{node CudnnRNN}}]]\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+        (
+            "tensorflow.python.framework.errors_impl.UnknownError: JIT compilation failed. [Op:FloorMod]\n",
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+        ),
+    ]);
+    // cuDNN named without a file is still CUDA's library, and XLA's missing pieces get XLA's
+    // remedies.
+    let cudnn = &explain_text(b"DNN library is not found.\n")[0];
+    assert!(
+        cudnn
+            .message
+            .starts_with("libcudnn cannot be loaded: the CUDA library"),
+        "{}",
+        cudnn.message
+    );
+    let xla = &explain_text(b"Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice\n")[0];
+    assert!(
+        xla.remedies.iter().any(|r| r
+            .command
+            .as_deref()
+            .is_some_and(|c| c.contains("xla_gpu_cuda_data_dir"))),
+        "{:?}",
+        xla.remedies
+    );
     // The wrapped OOM's numbers reach the finding.
     let wrapped = &explain_text(
         b"RuntimeError: CUDA out of memory. Tried to allocate 7.31 GiB \n(GPU 0; 11.92 GiB total capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)\n",
