@@ -279,6 +279,8 @@ pub mod detail {
     pub const CUFFT_INTERNAL: &str = "cuFFT internal error";
     /// `ldd` resolves libcuda.so.1 to the CUDA toolkit's link-time stub.
     pub const STUB_DRIVER_LIBRARY: &str = "the toolkit's stub libcuda";
+    /// `torch.cuda.is_available()` answered False, with no reason printed.
+    pub const TORCH_NO_GPU: &str = "PyTorch sees no GPU";
     /// XLA cannot find CUDA's libdevice or ptxas where it looks.
     pub const XLA_CUDA_DIR: &str = "CUDA's libdevice and ptxas for XLA";
     /// nvidia-smi cannot reset the GPU or change its MIG mode: a process holds it.

@@ -40,6 +40,8 @@ pub(crate) struct Context {
     /// The last line asked whether the framework was built with CUDA
     /// (`tf.test.is_built_with_cuda()`, `torch.version.cuda`): the answer comes next.
     pub asked_cuda_build: Option<Framework>,
+    /// The last line asked PyTorch whether it sees a GPU (`torch.cuda.is_available()`).
+    pub asked_cuda_available: bool,
     /// An error was read: PyTorch's advice line after a CUDA error (`Search for
     /// `cudaErrorStreamCaptureUnsupported' in ...`) only repeats its name. Without one (a
     /// paste cut above the advice), that line is all there is of the error.
@@ -447,6 +449,10 @@ fn framework_of(text: &str) -> Option<Framework> {
 /// `cpuonly`) or by the answer to "built with CUDA?" on the line after the question.
 fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     let asked = ctx.asked_cuda_build.take();
+    let asked_available = std::mem::take(&mut ctx.asked_cuda_available);
+    if has!(text, "torch.cuda.is_available()") {
+        ctx.asked_cuda_available = true;
+    }
     if has!(text, "is_built_with_cuda()") {
         ctx.asked_cuda_build = Some(Framework::Tensorflow);
     } else if has!(text, "torch.version.cuda") {
@@ -468,6 +474,9 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
             Framework::Tensorflow => detail::TENSORFLOW_CPU,
             _ => detail::PYTORCH_CPU,
         }
+    } else if asked_available && is_false_answer(text) {
+        // The answer at a prompt: `False`, IPython's `Out[2]: False`, a quoted `>>false`.
+        detail::TORCH_NO_GPU
     } else if text.starts_with("Ultralytics ") && has!(text, "+cpu") {
         // Ultralytics' banner names the torch build: `Ultralytics YOLOv8.1.3 🚀 Python-3.10.11
         // torch-2.1.0+cpu` (a CUDA build shows `+cu121 CUDA:0 (...)`).
@@ -495,6 +504,17 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         env: EnvKind::TorchCpuBuild,
         detail: Some(build.to_owned()),
     })
+}
+
+/// Whether a line is a bare `False` answer at a Python prompt (`False`, `Out[2]: False`,
+/// `>>false`).
+fn is_false_answer(text: &str) -> bool {
+    let answer = text.trim_start_matches('>').trim();
+    let answer = match answer.strip_prefix("Out[") {
+        Some(rest) => rest.split_once("]:").map_or(rest, |(_, a)| a).trim(),
+        None => answer,
+    };
+    answer.eq_ignore_ascii_case("false")
 }
 
 /// What a driver installer's line reports: DKMS's "same version already installed" (a
@@ -639,6 +659,9 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((obs, hint));
         return found;
     }
+    // The answer to `torch.cuda.is_available()` comes on a line no trigger word finds
+    // (`Out[2]: False`, a quoted `>>false`).
+    found.starts_multiline = ctx.asked_cuda_available;
     if has!(text, "nvidia-installer")
         || has!(text, "NVIDIA Software Installer")
         || has!(text, "NVIDIA Accelerated Graphics Driver")
@@ -1753,8 +1776,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // The image carries the driver's libraries that the runtime mounts from the host:
     // `nvidia-container-cli: mount error: file creation failed: .../libnvidia-ml.so.1: file
-    // exists`.
-    if has!(text, "nvidia-container-cli: mount error") && has!(text, "file exists") {
+    // exists` (its second half alone, where a paste wrapped the line).
+    if (has!(text, "nvidia-container-cli: mount error") || has!(text, "file creation failed: "))
+        && has!(text, "file exists")
+    {
         return Some(named(EnvKind::LibMismatch, detail::IMAGE_DRIVER_LIBRARIES));
     }
     // onnxruntime's CPU-only package (alone, or installed beside onnxruntime-gpu and

@@ -46,6 +46,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some(d) if d == detail::CONDA_CPU => conda(&hits),
         Some(d) if d == detail::JAX_CPU => jax(&hits),
         Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
+        Some(d) if d == detail::TORCH_NO_GPU => torch_no_gpu(&hits),
         Some(d) if d == detail::ONNXRUNTIME_CPU => onnxruntime(&hits),
         Some(d) if d == detail::PADDLE_CPU => paddle(&hits),
         Some(d) if d.starts_with(detail::PACKAGE_WITHOUT_CUDA) => {
@@ -144,6 +145,36 @@ fn jax_fallback(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Install JAX with its CUDA plugin and libraries",
         Some("pip install -U 'jax[cuda12]'".to_owned()),
+        None,
+    )
+}
+
+/// `torch.cuda.is_available()` answered False and nothing printed says why. The CPU-only
+/// wheel is the most common reason (pip's default on Windows and macOS, a dependency that
+/// pulled `torch` from PyPI's CPU index); the others are a driver missing or older than the
+/// build's CUDA, and a container without GPUs. The remedies check them in that order.
+fn torch_no_gpu(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        "PyTorch sees no GPU (torch.cuda.is_available() is False) and the output does not say why: most often the installed torch is a CPU-only build; with a CUDA build, the driver is missing or older than the build's CUDA, or the container was started without GPUs.",
+        0.45,
+        hits,
+    )
+    .with_remedy(
+        "See which build is installed: a CPU-only one prints None for its CUDA version (or +cpu in its version)",
+        Some("python -c \"import torch; print(torch.__version__, torch.version.cuda)\"".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "If it is a CUDA build, see whether the driver answers and which CUDA it supports (at least the build's)",
+        Some("nvidia-smi   # in a container: docker run --gpus all ...".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "If it is the CPU build, install a CUDA one from PyTorch's index",
+        Some("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126".to_owned()),
         None,
     )
 }

@@ -524,9 +524,11 @@ fn nvrtc_option(hits: &[&Observation]) -> Hit {
 /// installed by a driver package in the Dockerfile); the NVIDIA container runtime must mount
 /// the host's own there and refuses to overwrite them.
 fn image_driver_libraries(hits: &[&Observation]) -> Hit {
+    // Cause `other`: nothing the job needs is missing or of the wrong version (the host's
+    // libraries are fine); the image's packaging keeps the container from starting.
     let f = finding_from(
         "GD543",
-        Cause::EnvLibMissing,
+        Cause::Other,
         Severity::Error,
         "The container image carries its own copies of the NVIDIA driver's libraries (libnvidia-ml, libcuda), so the NVIDIA container runtime cannot mount the host's: an image committed from a running GPU container, or one that installs a driver package.",
         0.85,

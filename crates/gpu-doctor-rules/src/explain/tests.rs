@@ -959,10 +959,12 @@ fn families_learnt_from_the_fifteenth_blind_sample() {
             "GD208",
             Cause::Other,
         ),
+        // The image's packaging, not a library the job lacks: cause other since the second
+        // miss review (two threads of three said so).
         (
             "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/4f79/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown.\n",
             "GD543",
-            Cause::EnvLibMissing,
+            Cause::Other,
         ),
     ];
     assert_primary_findings(&cases);
@@ -1857,6 +1859,35 @@ fn second_miss_review_families() {
             Severity::Error,
         ),
     ]);
+    assert_primary_findings(&[
+        // `torch.cuda.is_available()` answered False at a prompt, in the three ways answers
+        // show up (383, 1008).
+        (
+            ">>> torch.cuda.is_available()\nFalse\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "In [2]: torch.cuda.is_available()\n\nOut[2]: False\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "print(torch.cuda.is_available())\n>>false\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // The image's own driver files keep the container from starting, here from the second
+        // half of a wrapped line (490).
+        (
+            "ount error: file creation failed: /var/lib/docker/overlay2/bd4f/merged/usr/bin/nvidia-smi: file exists\\n\\\"\"\": unknown\n",
+            "GD543",
+            Cause::Other,
+        ),
+    ]);
+    // A True answer, or a False one to another question, is nothing.
+    assert!(explain_text(b">>> torch.cuda.is_available()\nTrue\n").is_empty());
+    assert!(explain_text(b">>> torch.cuda.is_available()\n>>> x.is_cuda\nFalse\n").is_empty());
     // cuDNN named without a file is still CUDA's library, and XLA's missing pieces get XLA's
     // remedies.
     let cudnn = &explain_text(b"DNN library is not found.\n")[0];
