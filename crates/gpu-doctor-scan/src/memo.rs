@@ -102,6 +102,7 @@ fn recognise_afresh(text: &str, ctx: &mut Context) -> Recognised {
 mod tests {
     use super::*;
     use crate::facts::{EnvKind, Framework};
+    use crate::recognize::Question;
 
     fn cpu_build(found: &Recognised) -> bool {
         found.found.observations.iter().any(|(kind, _)| {
@@ -142,14 +143,11 @@ mod tests {
             ..Context::default()
         };
         assert!(!cpu_build(&memo.recognise("False", &mut ctx)));
-        ctx.asked_cuda_build = Some(Framework::Tensorflow);
+        ctx.asked = Some(Question::CudaBuild(Framework::Tensorflow));
         assert!(cpu_build(&memo.recognise("False", &mut ctx)));
-        assert_eq!(
-            ctx.asked_cuda_build, None,
-            "the answer consumes the question"
-        );
+        assert_eq!(ctx.asked, None, "the answer consumes the question");
         assert_eq!(memo.entries, 2);
-        ctx.asked_cuda_build = Some(Framework::Tensorflow);
+        ctx.asked = Some(Question::CudaBuild(Framework::Tensorflow));
         assert!(cpu_build(&memo.recognise("False", &mut ctx)));
         assert_eq!(memo.entries, 2, "the second context was remembered");
     }

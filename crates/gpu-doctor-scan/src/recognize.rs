@@ -37,11 +37,8 @@ pub(crate) struct Context {
     pub evaluation_frame: Option<String>,
     /// The input is an NVIDIA driver installer's output, whose `ERROR:` lines are its own.
     pub in_driver_installer: bool,
-    /// The last line asked whether the framework was built with CUDA
-    /// (`tf.test.is_built_with_cuda()`, `torch.version.cuda`): the answer comes next.
-    pub asked_cuda_build: Option<Framework>,
-    /// The last line asked PyTorch whether it sees a GPU (`torch.cuda.is_available()`).
-    pub asked_cuda_available: bool,
+    /// The question the last line asked at a Python prompt: the answer comes next.
+    pub asked: Option<Question>,
     /// An error was read: PyTorch's advice line after a CUDA error (`Search for
     /// `cudaErrorStreamCaptureUnsupported' in ...`) only repeats its name. Without one (a
     /// paste cut above the advice), that line is all there is of the error.
@@ -52,6 +49,16 @@ pub(crate) struct Context {
     /// An out-of-memory failure was read: the BFC allocator's per-bin dump after it adds
     /// nothing; without one (a paste that kept only the dump), the dump is the failure.
     pub saw_oom: bool,
+}
+
+/// A question about the CUDA build whose answer is on the next line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Question {
+    /// Whether the framework was built with CUDA (`tf.test.is_built_with_cuda()`,
+    /// `torch.version.cuda`).
+    CudaBuild(Framework),
+    /// Whether PyTorch sees a GPU (`torch.cuda.is_available()`).
+    CudaAvailable,
 }
 
 /// What one line yielded.
@@ -448,15 +455,13 @@ fn framework_of(text: &str) -> Option<Framework> {
 /// A CPU-only build shown by a package listing (`torch 2.1.0+cpu`, conda's `py3.8_cpu_0` and
 /// `cpuonly`) or by the answer to "built with CUDA?" on the line after the question.
 fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
-    let asked = ctx.asked_cuda_build.take();
-    let asked_available = std::mem::take(&mut ctx.asked_cuda_available);
-    if has!(text, "torch.cuda.is_available()") {
-        ctx.asked_cuda_available = true;
-    }
+    let asked = ctx.asked.take();
     if has!(text, "is_built_with_cuda()") {
-        ctx.asked_cuda_build = Some(Framework::Tensorflow);
+        ctx.asked = Some(Question::CudaBuild(Framework::Tensorflow));
     } else if has!(text, "torch.version.cuda") {
-        ctx.asked_cuda_build = Some(Framework::Pytorch);
+        ctx.asked = Some(Question::CudaBuild(Framework::Pytorch));
+    } else if has!(text, "torch.cuda.is_available()") {
+        ctx.asked = Some(Question::CudaAvailable);
     }
     // The question and its answer on one line: `Is TensorFlow built with CUDA?: False`.
     let same_line = text.ends_with("False")
@@ -467,14 +472,14 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         } else {
             detail::PYTORCH_CPU
         }
-    } else if let Some(framework) = asked
+    } else if let Some(Question::CudaBuild(framework)) = asked
         && (text == "False" || text == "None")
     {
         match framework {
             Framework::Tensorflow => detail::TENSORFLOW_CPU,
             _ => detail::PYTORCH_CPU,
         }
-    } else if asked_available && is_false_answer(text) {
+    } else if asked == Some(Question::CudaAvailable) && is_false_answer(text) {
         // The answer at a prompt: `False`, IPython's `Out[2]: False`, a quoted `>>false`.
         detail::TORCH_NO_GPU
     } else if text.starts_with("Ultralytics ") && has!(text, "+cpu") {
@@ -661,7 +666,7 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     }
     // The answer to `torch.cuda.is_available()` comes on a line no trigger word finds
     // (`Out[2]: False`, a quoted `>>false`).
-    found.starts_multiline = ctx.asked_cuda_available;
+    found.starts_multiline = ctx.asked == Some(Question::CudaAvailable);
     if has!(text, "nvidia-installer")
         || has!(text, "NVIDIA Software Installer")
         || has!(text, "NVIDIA Accelerated Graphics Driver")
