@@ -2,7 +2,8 @@
 # Third validation of `gpu-doctor explain` on a real GPU: jobs that fail of causes that are not
 # the GPU's (a shape bug on the GPU, a CPU index error, a JAX type error, a missing shared
 # library, a native crash), which explain must report as a failure of no known GPU cause
-# (GD579) or as the missing library (GD543), not as "no problem"; and NCCL's own debug trace of
+# (GD579) or as the missing library (GD543), not as "no problem"; a CUDA-graph capture broken
+# by a forbidden call (GD547, cause other); and NCCL's own debug trace of
 # a refused communicator (`NCCL INFO ... -> 5`). Never changes GPU settings. About a minute.
 #
 #   OUT=/tmp/out validation/explain-unknown.sh   (from the repo root, after cargo build --release)
@@ -20,7 +21,7 @@ LOG="$DIR/steps.log"
 
 record_env
 
-for c in torch_shape_mismatch torch_cpu_index jax_shape_mismatch missing_shared_lib; do
+for c in torch_shape_mismatch torch_cpu_index jax_shape_mismatch missing_shared_lib torch_graph_capture; do
   step "$c" 120 "$PY" validation/explain/errors.py "$c"
   explain "$c"
 done

@@ -195,5 +195,14 @@ elif case == "python_segfault":
     torch = torch_cuda()
     ctypes.string_at(0)
 
+elif case == "torch_graph_capture":
+    # A call that CUDA-graph capture forbids (a device-wide sync) while a graph is captured.
+    torch = torch_cuda()
+    x = torch.ones(1024, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = x * 2
+        torch.cuda.synchronize()
+
 else:
     sys.exit(f"unknown case {case}")
