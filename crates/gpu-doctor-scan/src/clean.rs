@@ -40,7 +40,7 @@ pub fn clean(raw: &[u8]) -> Clean {
 fn fold_full_width(s: &str) -> String {
     // U+FF01..U+FF5E encode as EF BC 81..EF BD 9E and U+3000 as E3 80 80: a line without
     // those lead bytes is copied as it is.
-    if !s.bytes().any(|b| b == 0xEF || b == 0xE3) {
+    if memchr::memchr2(0xEF, 0xE3, s.as_bytes()).is_none() {
         return s.to_owned();
     }
     s.chars()
