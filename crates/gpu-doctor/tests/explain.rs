@@ -53,6 +53,7 @@ const FIXTURES: &[&str] = &[
     "err-segfault",
     "err-missing-lib",
     "err-nccl-debug",
+    "err-graph-capture",
 ];
 
 #[test]
@@ -108,6 +109,8 @@ fn primary_causes_of_the_h200_fixtures() {
         ("err-segfault", "other"),
         ("err-missing-lib", "env_lib_missing"),
         ("err-nccl-debug", "env_visible_devices"),
+        // A call that CUDA-graph capture forbids: the framework's (or the program's) bug.
+        ("err-graph-capture", "other"),
     ];
     for (name, cause) in expect {
         let out = gpu_doctor(
