@@ -1523,7 +1523,8 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         None if has_context && (has!(text, "CUDA error:") || has!(text, "cuda runtime error")) => {
             let message = text
                 .split_once("CUDA error:")
-                .map(|(_, m)| m.trim().to_owned());
+                // A message, not the rest of a 64 KiB line.
+                .map(|(_, m)| m.trim().chars().take(160).collect());
             Some(CudaErrorInfo {
                 code: number,
                 name: None,

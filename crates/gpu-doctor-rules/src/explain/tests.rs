@@ -1953,3 +1953,12 @@ fn second_miss_review_families() {
         headline[0].message
     );
 }
+
+#[test]
+fn an_unknown_cuda_error_message_is_cut() {
+    let mut line = b"RuntimeError: CUDA error: ".to_vec();
+    line.extend("：".repeat(20_000).as_bytes());
+    line.push(b'\n');
+    let f = &explain_text(&line)[0];
+    assert!(f.message.len() < 400, "{} bytes", f.message.len());
+}
