@@ -1,6 +1,6 @@
 //! Turns one raw line segment into clean text: colour codes and control bytes out, lossy
-//! UTF-8, and the `[rankN]:` prefix that torchrun and friends put on every line taken off
-//! (the rank is kept).
+//! UTF-8, full-width punctuation folded to ASCII, and the `[rankN]:` prefix that torchrun and
+//! friends put on every line taken off (the rank is kept).
 
 /// A cleaned segment and the rank its prefix named.
 #[derive(Debug, Clone, PartialEq, Eq)]
