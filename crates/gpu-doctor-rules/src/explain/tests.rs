@@ -1952,6 +1952,17 @@ fn second_miss_review_families() {
         "{}",
         headline[0].message
     );
+    // Nor do bins crowd the last failure's headline out of the scanner's bounded keep: ten
+    // dumps of a 1 GiB request, then the last one's 3 GiB request and its bins.
+    let mut dumps = String::new();
+    for gib in [1; 10].into_iter().chain([3]) {
+        dumps.push_str(&format!("W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of memory trying to allocate {gib}.00GiB.  Current allocation summary follows.\n"));
+        for bin in 0..70 {
+            dumps.push_str(&format!("I tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin ({bin}): Total Chunks: 1, Chunks in use: 0. 1.00MiB allocated for chunks.\n"));
+        }
+    }
+    let last = &explain_text(dumps.as_bytes())[0];
+    assert!(last.message.contains("3.00 GiB"), "{}", last.message);
 }
 
 #[test]
