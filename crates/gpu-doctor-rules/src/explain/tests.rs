@@ -1956,9 +1956,15 @@ fn second_miss_review_families() {
     // dumps of a 1 GiB request, then the last one's 3 GiB request and its bins.
     let mut dumps = String::new();
     for gib in [1; 10].into_iter().chain([3]) {
-        dumps.push_str(&format!("W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of memory trying to allocate {gib}.00GiB.  Current allocation summary follows.\n"));
+        let _ = writeln!(
+            dumps,
+            "W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of memory trying to allocate {gib}.00GiB.  Current allocation summary follows."
+        );
         for bin in 0..70 {
-            dumps.push_str(&format!("I tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin ({bin}): Total Chunks: 1, Chunks in use: 0. 1.00MiB allocated for chunks.\n"));
+            let _ = writeln!(
+                dumps,
+                "I tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin ({bin}): Total Chunks: 1, Chunks in use: 0. 1.00MiB allocated for chunks."
+            );
         }
     }
     let last = &explain_text(dumps.as_bytes())[0];
