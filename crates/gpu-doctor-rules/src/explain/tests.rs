@@ -29,6 +29,13 @@ fn assert_primary_findings(cases: &[(&str, &str, Cause)]) {
     }
 }
 
+/// Whether one of the finding's remedies has a command that contains `needle`.
+fn has_remedy_command(f: &gpu_doctor_model::Finding, needle: &str) -> bool {
+    f.remedies
+        .iter()
+        .any(|r| r.command.as_deref().is_some_and(|c| c.contains(needle)))
+}
+
 /// Asserts the primary finding's rule, cause and severity for each text.
 fn assert_primary_findings_with_severity(cases: &[(&str, &str, Cause, Severity)]) {
     for &(text, code, cause, severity) in cases {
@@ -1745,10 +1752,7 @@ fn linker_sanitizer_compiler_installer_and_passthrough_families() {
     );
     let gcc = &explain_text(b"gcc-version-check failed:\n")[0];
     assert!(
-        gcc.remedies.iter().any(|r| r
-            .command
-            .as_deref()
-            .is_some_and(|c| c.contains("IGNORE_CC_MISMATCH"))),
+        has_remedy_command(gcc, "IGNORE_CC_MISMATCH"),
         "{:?}",
         gcc.remedies
     );
@@ -1900,10 +1904,7 @@ fn second_miss_review_families() {
     );
     let xla = &explain_text(b"Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice\n")[0];
     assert!(
-        xla.remedies.iter().any(|r| r
-            .command
-            .as_deref()
-            .is_some_and(|c| c.contains("xla_gpu_cuda_data_dir"))),
+        has_remedy_command(xla, "xla_gpu_cuda_data_dir"),
         "{:?}",
         xla.remedies
     );
