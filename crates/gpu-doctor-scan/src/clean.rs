@@ -1,19 +1,28 @@
 //! Turns one raw line segment into clean text: colour codes and control bytes out, lossy
-//! UTF-8, full-width punctuation folded to ASCII, and the `[rankN]:` prefix that torchrun and
-//! friends put on every line taken off (the rank is kept).
+//! UTF-8, full-width punctuation folded to ASCII, and the prefixes launchers put on every
+//! line taken off: torchrun's `[rankN]:` and Slurm's `srun --label` `N: ` (the rank is kept),
+//! docker compose's `service-1  | ` (the service is kept).
 
 /// A cleaned segment and the rank its prefix named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clean {
     pub text: String,
     pub rank: Option<u32>,
+    /// The docker compose service whose output this is (`qna-transformers_1`), when the
+    /// line carries compose's prefix.
+    pub service: Option<String>,
 }
 
 /// Cleans one segment (already split on `\n` and `\r`, already capped in length).
 pub fn clean(raw: &[u8]) -> Clean {
     let stripped = strip_controls(raw);
     let text = String::from_utf8_lossy(&stripped);
-    let mut s: &str = strip_vllm_prefix(strip_quote_marks(text.trim()));
+    let mut s: &str = strip_quote_marks(text.trim());
+    let service = compose_prefix(s).map(|(service, rest)| {
+        s = rest;
+        service.to_owned()
+    });
+    s = strip_vllm_prefix(s);
     let mut rank = None;
     // Launchers nest prefixes (`[default0]:[rank0]: ...`): peel a few.
     for _ in 0..3 {
@@ -30,7 +39,29 @@ pub fn clean(raw: &[u8]) -> Clean {
     Clean {
         text: fold_full_width(s.trim_end()),
         rank,
+        service,
     }
+}
+
+/// docker compose's prefix on a service's output (`qna-transformers_1  | `, compose v2's
+/// `ollama-1  | `): the service's name and what follows the bar. The replica number compose
+/// appends to the name is required, which keeps a table's first column from passing for it.
+fn compose_prefix(s: &str) -> Option<(&str, &str)> {
+    let bar = s.as_bytes().iter().take(80).position(|b| *b == b'|')?;
+    let name = s[..bar].trim_end();
+    if name.len() == bar || !name.as_bytes()[0].is_ascii_alphanumeric() {
+        return None;
+    }
+    let is_name_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let replica_digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let before_replica = name.len().checked_sub(replica_digits + 1)?;
+    let numbered = replica_digits > 0 && matches!(name.as_bytes()[before_replica], b'_' | b'-');
+    (numbered && name.bytes().all(|b| is_name_byte(&b))).then(|| {
+        (
+            name,
+            s[bar + 1..].strip_prefix(' ').unwrap_or(&s[bar + 1..]),
+        )
+    })
 }
 
 /// The text with full-width forms (`：`, `，`, `（）`, `［］`, U+FF01..U+FF5E) and the
@@ -101,7 +132,8 @@ fn strip_controls(raw: &[u8]) -> Vec<u8> {
 }
 
 /// `[rank3]:`, `rank3:`, `[default3]:` (accelerate / elastic), `[1,3]<stderr>:` (mpirun
-/// `--tag-output`). Returns the rank (if the prefix names one) and the rest.
+/// `--tag-output`), `3: ` (`srun --label`). Returns the rank (if the prefix names one) and
+/// the rest.
 fn strip_rank_prefix(s: &str) -> Option<(Option<u32>, &str)> {
     if let Some(rest) = s.strip_prefix('[') {
         let close = rest.find(']')?;
@@ -129,10 +161,15 @@ fn strip_rank_prefix(s: &str) -> Option<(Option<u32>, &str)> {
         };
         return Some((rank, after));
     }
-    let rest = s.strip_prefix("rank")?;
-    let colon = rest.find(':')?;
-    let n: u32 = rest[..colon].trim().parse().ok()?;
-    Some((Some(n), &rest[colon + 1..]))
+    if let Some(rest) = s.strip_prefix("rank") {
+        let colon = rest.find(':')?;
+        let n: u32 = rest[..colon].trim().parse().ok()?;
+        return Some((Some(n), &rest[colon + 1..]));
+    }
+    // Slurm's `srun --label`: the task number, a colon and a space (`12: Traceback ...`).
+    let digits = s.bytes().take(6).take_while(u8::is_ascii_digit).count();
+    let rest = s.get(digits..)?.strip_prefix(": ")?;
+    (digits > 0 && !rest.is_empty()).then(|| (s[..digits].parse().ok(), rest))
 }
 
 /// The line without the Markdown quote marks (`> `, nested `> > `) that output pasted into an
@@ -189,7 +226,7 @@ pub(crate) fn strip_vllm_prefix_bytes(mut line: &[u8]) -> &[u8] {
 }
 
 /// The line without its launcher prefixes (`[rank3]:`, `[default0]:`, `rank3:`,
-/// `[1,0]<stderr>:`, nested up to three) and the spaces after them, on raw bytes: the
+/// `[1,0]<stderr>:`, `3: `, nested up to three) and the spaces after them, on raw bytes: the
 /// scanner's look at line starts, which runs before any cleaning, sees what [`clean`] would
 /// keep. Also drops Markdown quote marks and one colour code at the very start (`ESC[31m`).
 pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
@@ -213,6 +250,7 @@ pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
             Some(b'r') => line
                 .strip_prefix(b"rank")
                 .and_then(|r| digits_then_colon(r)),
+            Some(b'0'..=b'9') => srun_label(line),
             _ => None,
         };
         match rest {
@@ -243,6 +281,13 @@ fn bracket_prefix(line: &[u8]) -> Option<&[u8]> {
         .or_else(|| after.strip_prefix(b"<stdout>"))
         .unwrap_or(after);
     after.strip_prefix(b":")
+}
+
+/// Slurm's `srun --label` prefix (`12: `) at the start: what follows it.
+pub(crate) fn srun_label(line: &[u8]) -> Option<&[u8]> {
+    digits_then_colon(line)?
+        .strip_prefix(b" ")
+        .filter(|rest| !rest.is_empty())
 }
 
 /// `12:` after `rank`: what follows the colon.
@@ -352,5 +397,29 @@ mod tests {
         let c = clean(b"CUDA \xff\xfe error");
         assert!(c.text.starts_with("CUDA "));
         assert!(c.text.ends_with(" error"));
+    }
+
+    #[test]
+    fn compose_and_srun_prefixes_are_not_part_of_the_line() {
+        let c = clean(b"qna-transformers_1  | RuntimeError: Found no NVIDIA driver");
+        assert_eq!(c.text, "RuntimeError: Found no NVIDIA driver");
+        assert_eq!(c.service.as_deref(), Some("qna-transformers_1"));
+        let c = clean(b"ollama-1  | Error: llama runner process has terminated");
+        assert_eq!(c.service.as_deref(), Some("ollama-1"));
+        // A name without compose's replica number, or a table's bar, is not a service.
+        for line in [&b"GPU  | Name"[..], b"| 0  NVIDIA H200 |", b"name x | y"] {
+            let c = clean(line);
+            assert_eq!(c.service, None, "{}", String::from_utf8_lossy(line));
+        }
+        let c = clean(b"12: Traceback (most recent call last):");
+        assert_eq!(
+            (c.text.as_str(), c.rank),
+            ("Traceback (most recent call last):", Some(12))
+        );
+        assert_eq!(strip_prefixes_bytes(b"3: File \"x.py\""), b"File \"x.py\"");
+        // A time, a bare number and a colon without a space stay.
+        assert_eq!(clean(b"12:49:52 done").text, "12:49:52 done");
+        assert_eq!(clean(b"7:").text, "7:");
+        assert_eq!(strip_prefixes_bytes(b"12:49:52 x"), b"12:49:52 x");
     }
 }

@@ -281,6 +281,13 @@ pub mod detail {
     pub const STUB_DRIVER_LIBRARY: &str = "the toolkit's stub libcuda";
     /// `torch.cuda.is_available()` answered False, with no reason printed.
     pub const TORCH_NO_GPU: &str = "PyTorch sees no GPU";
+    /// The CUDA toolkit's ptxas (run on a file by Triton or a build) is older than the PTX it
+    /// was given.
+    pub const PTXAS_TOO_OLD: &str = "the CUDA toolkit's ptxas is older than the PTX";
+    /// The NVIDIA container toolkit in CDI mode refuses docker's `--gpus` hook.
+    pub const CDI_MODE_HOOK: &str = "container toolkit in CDI mode";
+    /// Slurm does not know the generic resource (GPU) the job asked for.
+    pub const GRES_SPEC_INVALID: &str = "invalid gres request";
     /// XLA cannot find CUDA's libdevice or ptxas where it looks.
     pub const XLA_CUDA_DIR: &str = "CUDA's libdevice and ptxas for XLA";
     /// nvidia-smi cannot reset the GPU or change its MIG mode: a process holds it.
@@ -408,6 +415,14 @@ pub enum ObsKind {
     PciBarBusy {
         pci: Option<String>,
     },
+    /// The output came from inside a container: a docker compose service's prefix
+    /// (`qna-transformers_1  | `), a shell prompt with a container ID as host name
+    /// (`root@f14d48a29224:/app#`). Not an error: context for "no driver" messages, which
+    /// inside a container mean the container was not given the GPU.
+    Container {
+        /// How the log shows it, for the finding's evidence.
+        how: String,
+    },
     /// The driver refuses work until the GPU is reset: `NVRM: nvAssertOkFailedNoLog:
     /// Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
     GpuResetRequired {
@@ -522,6 +537,7 @@ impl ObsKind {
             ObsKind::GpuResetRequired { .. } => "gpu_reset_required",
             ObsKind::PciBarUnassigned { .. } => "pci_bar_unassigned",
             ObsKind::PciBarBusy { .. } => "pci_bar_busy",
+            ObsKind::Container { .. } => "container",
             ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }

@@ -210,6 +210,15 @@ const LINE_STARTS: &[&[u8]] = &[
     b"gcc-version-check failed",
     // TensorFlow's stream executor without cuDNN, on a line of its own.
     b"Fail to find the dnn implementation",
+    // A shell prompt inside a docker container (`root@f14d48a29224:/app#`), and docker
+    // compose starting one (`Creating app_web_run ... done`, `Attaching to app-web-1`).
+    b"root@",
+    b"Creating ",
+    b"Attaching to ",
+    // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
+    b"sbatch: error:",
+    b"srun: error:",
+    b"salloc: error:",
 ];
 
 /// Kernel messages that name no trigger word, after a dmesg timestamp (`[1478401.486981] `).
@@ -266,6 +275,9 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             line_start_matches(line) || nccl_warning_start(line)
         }
         Some(b'0'..=b'9') => {
+            if let Some(rest) = clean::srun_label(line) {
+                return starts_worth_a_look(rest);
+            }
             nccl_warning_start(line) || tf_log_message(line).is_some_and(line_start_matches)
         }
         _ => line_start_matches(line) || nccl_warning_start(line),
@@ -381,6 +393,9 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'_'
                 | b'j'
                 | b'U'
+                | b'r'
+                | b'A'
+                | b's'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`).
@@ -412,6 +427,8 @@ pub struct Scanner {
     facts: LogFacts,
     context: recognize::Context,
     memo: memo::LineMemo,
+    /// A compose service's prefix was seen in this input (one observation says so).
+    saw_compose_service: bool,
 }
 
 #[derive(Debug, Default)]
@@ -434,6 +451,7 @@ impl Scanner {
             facts: LogFacts::default(),
             context: recognize::Context::default(),
             memo: memo::LineMemo::default(),
+            saw_compose_service: false,
         }
     }
 
@@ -445,6 +463,7 @@ impl Scanner {
         self.line_no = 1;
         self.follow = 0;
         self.context = recognize::Context::default();
+        self.saw_compose_service = false;
     }
 
     /// Finishes the current input's last line (one without a final newline).
@@ -602,6 +621,18 @@ impl Scanner {
             }
             if let Some(rank) = cleaned.rank {
                 self.facts.ranks.insert(rank);
+            }
+            if let Some(service) = &cleaned.service
+                && !self.saw_compose_service
+            {
+                self.saw_compose_service = true;
+                let how = format!("docker compose service `{service}`");
+                self.record(
+                    ObsKind::Container { how },
+                    None,
+                    &cleaned.text,
+                    cleaned.rank,
+                );
             }
             let memo::Recognised { found, failure } =
                 self.memo.recognise(&cleaned.text, &mut self.context);

@@ -86,6 +86,7 @@ fn recognise_afresh(text: &str, ctx: &mut Context) -> Recognised {
             | ObsKind::GpuMemory { .. }
             | ObsKind::GpuProcess { .. }
             | ObsKind::Temperature { .. }
+            | ObsKind::Container { .. }
             | ObsKind::Oom(_) => {}
             _ => ctx.saw_error = true,
         }

@@ -281,6 +281,26 @@ regex!(
     RE_DESERIALIZE_DEVICE,
     r"deserialize object on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+"
 );
+// DeepSpeed's op builder: `Installed CUDA version 12.2 does not match the version torch was
+// compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.`
+regex!(
+    RE_DEEPSPEED_CUDA,
+    r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)"
+);
+// Fedora/RHEL packages of the driver: the kernel module's package against the user-space one
+// (`kmod-nvidia version (575.64.03-1.fc42) does not match nvidia-driver version (575.64.05-1.fc42)`).
+regex!(
+    RE_KMOD_VS_DRIVER,
+    r"kmod-nvidia version \(([^)\s]{1,40})\) does not match nvidia-driver version \(([^)\s]{1,40})\)"
+);
+// CUDA's assembler run on a file (Triton, a build): `ptxas add_kernel.ptx, line 5; fatal :
+// Unsupported .version 8.4; current version is '7.8'`. The driver's own JIT names no file
+// (`ptxas application ptx input`).
+regex!(
+    RE_PTXAS_FILE_VERSION,
+    r"ptxas \S+\.ptx, line \d+; fatal\s*: Unsupported \.version ([\d.]+); current version is '([\d.]+)'"
+);
+regex!(RE_RMM_ATTEMPTED, r"Attempted to allocate: (\d{1,20})");
 regex!(RE_GPU_COLON, r"GPU:(\d+)");
 regex!(RE_CUDA_COLON, r"device CUDA:(\d+)");
 // TensorFlow's check of the kernel module against libcuda: `kernel version 352.63.0 does not
@@ -547,6 +567,9 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         // DKMS cannot rebuild the module for a new kernel from a broken source tree:
         // `File: /var/lib/dkms/nvidia/390.48/source/dkms.conf does not exist.`
         || (has!(text, "/dkms/nvidia") && has!(text, "dkms.conf does not exist"))
+        // make failing in DKMS's build tree of the NVIDIA module: `make[2]: *** [...:
+        // /var/lib/dkms/nvidia/470.239.06/build] Error 2` (the word is translated: `Chyba 2`).
+        || (text.starts_with("make") && has!(text, ": *** [") && has!(text, "/dkms/nvidia"))
     {
         DriverInstallOutcome::Failed
     } else {
@@ -612,6 +635,31 @@ fn is_evaluation(function: &str) -> bool {
     EVALUATION_WORDS.contains(&first) || EVALUATION_WORDS.contains(&last)
 }
 
+/// The container ID in a shell prompt whose host name is one (`root@f14d48a29224:/app#`):
+/// docker names a container's host after the first 12 hex digits of its ID.
+fn container_prompt(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("root@")?;
+    let id = rest.get(..12)?;
+    let is_id = id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    (is_id && rest[12..].starts_with(':')).then_some(id)
+}
+
+/// The container docker compose (v1) says it created (`Creating app_web_run ... done`) or
+/// attached to (`Attaching to app-web-1, app-db-1`): the output after it is the container's.
+fn compose_container(text: &str) -> Option<&str> {
+    let name = if let Some(rest) = text.strip_prefix("Creating ") {
+        rest.strip_suffix(" ... done")?
+    } else {
+        text.strip_prefix("Attaching to ")?.split(", ").next()?
+    };
+    let is_name = !name.is_empty()
+        && name.len() <= 96
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    is_name.then_some(name)
+}
+
 pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     let mut found = Found {
         framework_hint: framework_of(text),
@@ -660,6 +708,24 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
 
+    // A prompt inside a container stands before the command it ran, which the rest reads.
+    if let Some(id) = container_prompt(text) {
+        found.observations.push((
+            ObsKind::Container {
+                how: format!("a shell prompt inside container {id}"),
+            },
+            None,
+        ));
+    }
+    if let Some(name) = compose_container(text) {
+        found.observations.push((
+            ObsKind::Container {
+                how: format!("docker compose container `{name}`"),
+            },
+            None,
+        ));
+        return found;
+    }
     if let Some(obs) = cpu_build(text, ctx) {
         found.observations.push((obs, hint));
         return found;
@@ -1269,6 +1335,16 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         o.style = Some(OomStyle::Generic);
         return Some((o, false));
     }
+    // RAPIDS' memory manager (cuDF, cuML, before its `std::bad_alloc: out_of_memory` form):
+    // `RMM call ... failed with result RMM_ERROR_OUT_OF_MEMORY (4) Attempted to allocate:
+    // 40000000`.
+    if has!(text, "RMM_ERROR_OUT_OF_MEMORY") {
+        o.style = Some(OomStyle::Generic);
+        o.requested_bytes = RE_RMM_ATTEMPTED
+            .captures(text)
+            .and_then(|c| c[1].parse().ok());
+        return Some((o, false));
+    }
     if has!(text, "cudaMalloc failed: out of mem") {
         o.framework = fw_line;
         o.style = Some(OomStyle::CudaCall);
@@ -1843,12 +1919,25 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some("an NVIDIA kernel module did not load".to_owned()),
         ));
     }
+    // The container toolkit in CDI mode refuses docker's `--gpus`: `invoking the NVIDIA
+    // Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not
+    // supported. Please use the NVIDIA Container Runtime (e.g. specify the --runtime=nvidia
+    // flag) instead.`
+    if has!(text, "invoking the NVIDIA Container Runtime Hook directly") {
+        return Some(named(EnvKind::VisibleDevices, detail::CDI_MODE_HOOK));
+    }
+    // Slurm refuses a GPU request the cluster does not define (`sbatch: error: Invalid generic
+    // resource (gres) specification`).
+    if has!(text, "Invalid generic resource (gres) specification") {
+        return Some(named(EnvKind::VisibleDevices, detail::GRES_SPEC_INVALID));
+    }
     // podman/CDI: the NVIDIA CDI specification is missing or stale.
     if has!(text, "unresolvable CDI devices") {
         return Some(named(EnvKind::VisibleDevices, detail::CDI_UNRESOLVED));
     }
-    // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line).
-    if has!(text, "Unable to load cuDNN DSO") {
+    // TensorFlow 1's `Unable to load cuDNN DSO` (the library's name is on an earlier line),
+    // JAX's `CUDA backend failed to initialize: Unable to load cuDNN. Is it installed?`.
+    if has!(text, "Unable to load cuDNN") {
         return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
     }
     // An OpenCL platform without a device (hashcat: `clGetDeviceIDs(): CL_DEVICE_NOT_FOUND`).
@@ -1957,6 +2046,17 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             )),
         ));
     }
+    if let Some(c) = RE_PTXAS_FILE_VERSION.captures(text) {
+        return Some((
+            EnvKind::LibMissing,
+            Some(format!(
+                "{} (PTX {}; this ptxas reads up to {})",
+                detail::PTXAS_TOO_OLD,
+                &c[1],
+                &c[2]
+            )),
+        ));
+    }
     if has!(text, "driver version is insufficient for CUDA runtime version")
         || has!(text, "cudaErrorInsufficientDriver")
         || has!(text, "CUDA_ERROR_INSUFFICIENT_DRIVER")
@@ -2055,6 +2155,12 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || has!(text, "NVRM: API mismatch")
     {
         return Some((EnvKind::NvmlMismatch, None));
+    }
+    if let Some(c) = RE_KMOD_VS_DRIVER.captures(text) {
+        return Some((
+            EnvKind::NvmlMismatch,
+            Some(format!("kernel module {}, driver {}", &c[1], &c[2])),
+        ));
     }
     if let Some(c) = RE_KERNEL_VS_DSO.captures(text) {
         let detail = match c.get(2) {
@@ -2223,6 +2329,17 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // Building a CUDA extension with a toolkit other than the one PyTorch was built with.
+    if let Some(c) = RE_DEEPSPEED_CUDA.captures(text) {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!(
+                "{} {} (PyTorch built with {})",
+                detail::CUDA_TOOLKIT,
+                &c[1],
+                &c[2]
+            )),
+        ));
+    }
     if let Some(c) = RE_DETECTED_CUDA.captures(text) {
         return Some((
             EnvKind::LibMismatch,
@@ -2333,6 +2450,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::VisibleDevices,
             detail::CONTAINER_WITHOUT_GPUS,
         ));
+    }
+    // RAPIDS built without code for this GPU: `This cuDF installation is missing the necessary
+    // PTX files that are <=50.`
+    if has!(text, "installation is missing the necessary PTX files") {
+        return Some((EnvKind::ArchUnsupported, None));
     }
     // GPUs that are too old for the build: TensorFlow skips them, ollama falls back to the CPU.
     if let Some(c) = RE_MIN_CUDA_CAPABILITY.captures(text) {

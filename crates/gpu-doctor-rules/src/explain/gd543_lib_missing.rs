@@ -108,6 +108,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if lib
+        .as_deref()
+        .is_some_and(|l| l.starts_with(detail::PTXAS_TOO_OLD))
+    {
+        return vec![Hit {
+            finding: ptxas_too_old(&hits, lib.as_deref().unwrap_or_default()),
+            seq: first.seq,
+        }];
+    }
     if lib.as_deref() == Some(detail::STUB_DRIVER_LIBRARY) {
         return vec![Hit {
             finding: stub_driver_library(&hits),
@@ -315,6 +324,34 @@ fn xla_cuda_dir(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "Or point XLA at a CUDA toolkit that has them",
         Some("export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda   # the directory that holds nvvm/libdevice and bin/ptxas".to_owned()),
+        None,
+    )
+}
+
+/// CUDA's assembler run on a file by a compiler that emits newer PTX than it knows (Triton
+/// with the system's ptxas, a build with an old toolkit on the PATH). The driver's own JIT
+/// (`ptxas application ptx input`) failing the same way is GD540's: the driver is too old.
+fn ptxas_too_old(hits: &[&Observation], what: &str) -> Finding {
+    let versions = what
+        .strip_prefix(detail::PTXAS_TOO_OLD)
+        .unwrap_or_default()
+        .trim();
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!("The CUDA toolkit's ptxas is older than the PTX it was given {versions}: the compiler that wrote the PTX (Triton, a newer nvcc) targets a newer CUDA than the ptxas found on the PATH or in CUDA_HOME. The driver is not the problem."),
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "See which ptxas runs, and use the one that came with the compiler (Triton bundles its own)",
+        Some("which ptxas; ptxas --version; echo $CUDA_HOME $TRITON_PTXAS_PATH".to_owned()),
+        Some("unset TRITON_PTXAS_PATH (or point it at a ptxas at least as new as the PTX), or put a newer toolkit's bin/ first on the PATH".to_owned()),
+    )
+    .with_remedy(
+        "Or install a CUDA toolkit whose ptxas reads this PTX version",
+        Some("pip install -U nvidia-cuda-nvcc-cu12   # or the toolkit release that matches the framework".to_owned()),
         None,
     )
 }

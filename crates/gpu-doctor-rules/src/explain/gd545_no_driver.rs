@@ -16,6 +16,8 @@ no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100
 `CUDA driver is a stub library`, the container toolkit's `nvml error: driver not loaded`, and
 the open kernel module on a GPU without GSP (`not supported by open nvidia.ko`: Maxwell, Pascal,
 Volta need the proprietary module).
+The same messages printed inside a container (a compose service's prefix, a prompt whose host
+name is a container ID) are GD546's: the container was not given the GPU.
 (A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often
 installed and only its libraries are not where the loader looks.) Three messages that say
 less are reported only when nothing says more, with cause `other`: a missing nvidia-smi
@@ -48,6 +50,10 @@ the latest NVIDIA driver is installed and running.
 type SpecialFinding = fn(&[&Observation]) -> Finding;
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    // Inside a container the plain messages mean the container did not get the GPU: GD546.
+    if super::gd546_visible_devices::no_driver_in_container(input).is_some() {
+        return Vec::new();
+    }
     let all = env_observations(input, EnvKind::NoDriver);
     let saying = |d: &str| -> Vec<&Observation> {
         all.iter().copied().filter(|o| has_detail(o, d)).collect()

@@ -20,7 +20,11 @@ detected` (two ranks on one GPU). `all CUDA-capable devices are busy or unavaila
 on it, MPS, a GPU that needs a reset, an unlicensed virtual GPU). So are `nvidia-smi -q`'s
 `License Status : Unlicensed` on a virtual GPU and Slurm's `gres/gpu count reported lower than
 configured (3 < 4)` (some GPUs missing: one fell off the bus, or the MIG layout changed), and
-docker's `cannot set both Count and DeviceIDs` gets advice of its own.
+docker's `cannot set both Count and DeviceIDs` gets advice of its own. A plain "no driver"
+message (`Found no NVIDIA driver`, nvidia-smi's `couldn't communicate with the NVIDIA driver`)
+printed inside a container (a docker compose service's `name-1  | ` prefix, a shell prompt whose
+host name is a container ID) is reported here rather than by GD545: the container was not given
+the GPU.
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
@@ -47,6 +51,12 @@ GPU device may be out of range, do you have enough GPUs?
 type SpecialFinding = fn(&[&Observation]) -> Finding;
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
+    if let Some(evidence) = no_driver_in_container(input) {
+        return vec![Hit {
+            finding: container_not_given_the_gpu(&evidence),
+            seq: evidence[0].seq,
+        }];
+    }
     let mut hits = env_observations(input, EnvKind::VisibleDevices);
     // NVML's `Unknown Error` beside its `Function Not Found`: the libnvidia-ml that loaded is
     // not the driver's (GD543 says so), which explains the failure without lost device access.
@@ -61,7 +71,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let visible = input.live.map(|s| s.devices.len());
     // Messages that name their own situation get their own finding.
-    let specials: [(&str, SpecialFinding); 13] = [
+    let specials: [(&str, SpecialFinding); 15] = [
         (detail::DEVICE_ACCESS_LOST, lost_device_access),
         (detail::JAX_NO_GPU, jax_found_none),
         (detail::CDI_UNRESOLVED, cdi_unresolved),
@@ -75,6 +85,8 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         (detail::GPUS_MISSING, gpus_missing),
         (detail::VGPU_UNLICENSED, vgpu_unlicensed),
         (detail::GPU_HELD_BY_CLIENT, gpu_held_by_client),
+        (detail::CDI_MODE_HOOK, cdi_mode_hook),
+        (detail::GRES_SPEC_INVALID, gres_spec_invalid),
     ];
     // The first detail that names a situation; the CUDA errors' own details come after them.
     let generic = [detail::DEVICES_BUSY, detail::NO_CUDA_DEVICE];
@@ -302,6 +314,109 @@ fn container_without_gpus(hits: &[&Observation]) -> Finding {
         "If docker does not know the runtime, install the NVIDIA container toolkit and register it",
         Some("sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker".to_owned()),
         Some("`docker info | grep -i runtime` should list nvidia".to_owned()),
+    )
+}
+
+/// "No driver" printed inside a container (a compose service's output, a prompt whose host
+/// name is a container ID): the container's view, and the messages, in log order. Only the
+/// plain messages count (`Found no NVIDIA driver`, nvidia-smi's `couldn't communicate`, a stub
+/// libcuda): a named situation (nouveau, the UVM module, a missing nvidia-smi) keeps GD545's
+/// reading. GD545 stays silent when this answers.
+pub(crate) fn no_driver_in_container<'a>(input: &'a Input<'_>) -> Option<Vec<&'a Observation>> {
+    let container = input.facts.of_kind("container").next()?;
+    let no_driver = env_observations(input, EnvKind::NoDriver);
+    let plain = no_driver
+        .iter()
+        .all(|o| matches!(&o.kind, ObsKind::Env { detail: None, .. }));
+    if no_driver.is_empty() || !plain {
+        return None;
+    }
+    let mut evidence = vec![container];
+    evidence.extend(no_driver);
+    evidence.extend(env_observations(input, EnvKind::VisibleDevices));
+    evidence.sort_by_key(|o| o.seq);
+    Some(evidence)
+}
+
+/// Inside a container, "no driver" means the container did not get the GPU: a container
+/// sees the host's driver only through the NVIDIA container toolkit, which mounts its
+/// libraries and device nodes in when the GPU is asked for.
+fn container_not_given_the_gpu(evidence: &[&Observation]) -> Finding {
+    let how = evidence
+        .iter()
+        .find_map(|o| match &o.kind {
+            ObsKind::Container { how } => Some(how.as_str()),
+            _ => None,
+        })
+        .unwrap_or("a container");
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        format!("The job ran inside a container ({how}) that was not given the GPU: a container sees the host's driver only through the NVIDIA container toolkit, so \"no driver\" inside it means docker, compose or Kubernetes did not pass the GPU in (or the toolkit is not set up on the host)."),
+        0.7,
+        evidence,
+    )
+    .with_remedy(
+        "Ask for the GPU when the container starts",
+        Some("docker run --gpus all ...   # compose: deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]".to_owned()),
+        Some("Kubernetes: runtimeClassName: nvidia (where the runtime is not the default) and resources.limits: nvidia.com/gpu: 1".to_owned()),
+    )
+    .with_remedy(
+        "Give it the driver's compute libraries, not only the device",
+        Some("NVIDIA_DRIVER_CAPABILITIES=compute,utility".to_owned()),
+        Some("images not built from NVIDIA's CUDA images lack NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES; set both".to_owned()),
+    )
+    .with_remedy(
+        "Check the host: its driver works and docker knows NVIDIA's runtime",
+        Some("nvidia-smi && docker info | grep -i runtime   # none: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker".to_owned()),
+        None,
+    )
+}
+
+/// The container toolkit set to CDI mode hands GPUs out only through its own runtime: the
+/// hook that docker's `--gpus` calls refuses to run.
+fn cdi_mode_hook(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "The container did not get its GPUs: the NVIDIA container toolkit is in CDI mode, where docker's `--gpus` hook is refused and GPUs come only through the NVIDIA runtime (`--runtime=nvidia`) or CDI device names.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Ask for the GPUs through the NVIDIA runtime, or by their CDI names",
+        Some("docker run --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all ...   # or: docker run --device nvidia.com/gpu=all ...".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Or set the toolkit back to its default mode, where --gpus works",
+        Some("sudo nvidia-ctk config --in-place --set nvidia-container-runtime.mode=auto && sudo systemctl restart docker".to_owned()),
+        Some("/etc/nvidia-container-runtime/config.toml holds the mode".to_owned()),
+    )
+}
+
+/// Slurm refused the job's generic-resource request: it names a resource (or a GPU type) the
+/// cluster does not define, or the cluster defines no GPUs at all.
+fn gres_spec_invalid(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        "Slurm refused the job's GPU request: the `--gres`/`--gpus` option names a resource or GPU type this cluster (or partition) does not define, so no GPU can be allocated as asked.",
+        0.75,
+        hits,
+    )
+    .with_remedy(
+        "See the generic resources the nodes offer, and ask for one of them",
+        Some("sinfo -o \"%P %N %G\"   # then e.g. --gres=gpu:a100:1 or --gpus=1".to_owned()),
+        Some("a GPU type must be spelled as in gres.conf; a partition without GPUs offers none".to_owned()),
+    )
+    .with_remedy(
+        "On a cluster you run: declare the GPUs to Slurm",
+        Some("GresTypes=gpu and Gres=gpu:N on the node in slurm.conf, with a gres.conf (or AutoDetect=nvml) on the node".to_owned()),
+        None,
     )
 }
 

@@ -1980,3 +1980,115 @@ fn an_unknown_cuda_error_message_is_cut() {
     let f = &explain_text(&line)[0];
     assert!(f.message.len() < 400, "{} bytes", f.message.len());
 }
+
+#[test]
+fn round_25_families() {
+    assert_primary_findings(&[
+        // "No driver" inside a container: the container was not given the GPU. A compose
+        // service's prefix (936), a prompt whose host name is a container ID (475), compose
+        // v1 creating the container (1110).
+        (
+            "qna-transformers_1  | RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "root@f14d48a29224:/app# ./example\nE tensorflow/stream_executor/cuda/cuda_diagnostics.cc:148] kernel driver does not appear to be running on this host (f14d48a29224): /proc/driver/nvidia/version does not exist\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "Creating vqgan-clip-docker_generate_run ... done\nRuntimeError: Found no NVIDIA driver on your system.\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // Slurm's `srun --label` prefix before an exception (1048).
+        (
+            "12: tensorflow.python.framework.errors_impl.NotFoundError: /x/_ops.so: undefined symbol: _ZN6tflite4shim\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // The container toolkit in CDI mode refusing `--gpus` (1116); Slurm refusing a gres
+        // request (1119).
+        (
+            "invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA Container Runtime (e.g. specify the --runtime=nvidia flag) instead.\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "sbatch: error: Invalid generic resource (gres) specification\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // JAX without cuDNN (1125).
+        (
+            "CUDA backend failed to initialize: Unable to load cuDNN. Is it installed? (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // RAPIDS: RMM's old out-of-memory result (1128), a build without code for the GPU
+        // (1129).
+        (
+            "ERROR: RMM call in line 68of file /w/managed_allocator.cuh failed with result RMM_ERROR_OUT_OF_MEMORY (4) Attempted to allocate: 40000000\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        (
+            "RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // DeepSpeed's op builder: the toolkit's CUDA is not torch's (1135).
+        (
+            "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // The module's package against the user-space driver's (1115).
+        (
+            "  Error: kmod-nvidia version (575.64.03-1.fc42) does not match nvidia-driver version (575.64.05-1.fc42)\n",
+            "GD544",
+            Cause::EnvNvmlMismatch,
+        ),
+        // make failing in DKMS's tree of the NVIDIA module, in Czech (1113).
+        (
+            "make[2]: *** [/usr/src/kernel-headers-6.12.7_1/Makefile:1937: /var/lib/dkms/nvidia/470.239.06/build] Chyba 2\n",
+            "GD548",
+            Cause::EnvNoDriver,
+        ),
+        // ptxas run on a file is the toolkit's (1134); the driver's JIT names no file.
+        (
+            "ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.4; current version is '7.8'\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "ptxas application ptx input, line 9; fatal   : Unsupported .version 8.1; current version is '8.0'\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+    ]);
+    // Not containers: a plain "no driver", a prompt whose host name is not a container ID,
+    // a table's first column before a bar.
+    for text in [
+        "RuntimeError: Found no NVIDIA driver on your system.\n",
+        "root@gpu-node-12:/app# ./example\nRuntimeError: Found no NVIDIA driver on your system.\n",
+        "GPU  | Found no NVIDIA driver on your system.\n",
+    ] {
+        assert_eq!(codes(text)[0].1, Cause::EnvNoDriver, "{text}");
+    }
+    // A named situation keeps its reading inside a container too.
+    let uvm = "root@f14d48a29224:/# python x.py\ncuInit failed: CUDA_ERROR_UNKNOWN\n";
+    assert_ne!(codes(uvm)[0].1, Cause::EnvVisibleDevices);
+    // The ptxas finding names both versions and the ptxas to check.
+    let f = &explain_text(b"ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.4; current version is '7.8'\n")[0];
+    assert!(
+        f.message.contains("(PTX 8.4; this ptxas reads up to 7.8)"),
+        "{}",
+        f.message
+    );
+    assert!(has_remedy_command(f, "which ptxas"));
+    // The RMM request is read.
+    let f = &explain_text(b"ERROR: RMM call in line 68of file /w/managed_allocator.cuh failed with result RMM_ERROR_OUT_OF_MEMORY (4) Attempted to allocate: 40000000\n")[0];
+    assert!(f.message.contains("38.15 MiB"), "{}", f.message);
+}
