@@ -562,6 +562,13 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
             outcome: DriverInstallOutcome::Failed,
             detail: Some(detail::GCC_MISMATCH.to_owned()),
         });
+    } else if ctx.in_driver_installer && kernel_headers_missing(text) {
+        // The module cannot be built without them: `Error: Unable to find a match:
+        // kernel-headers kernel-devel`, `E: Unable to locate package linux-headers-...`.
+        return Some(ObsKind::DriverInstall {
+            outcome: DriverInstallOutcome::Failed,
+            detail: Some(text.chars().take(160).collect()),
+        });
     } else if (text.starts_with("ERROR:")
         && (ctx.in_driver_installer || has!(text, "dkms") || has!(text, "kernel module")))
         // DKMS cannot rebuild the module for a new kernel from a broken source tree:
@@ -579,6 +586,15 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         .strip_prefix("ERROR:")
         .map(|rest| rest.trim().chars().take(160).collect());
     Some(ObsKind::DriverInstall { outcome, detail })
+}
+
+/// A package manager that cannot find the kernel's headers, which the driver's module is
+/// built against.
+fn kernel_headers_missing(text: &str) -> bool {
+    (has!(text, "kernel-headers") || has!(text, "kernel-devel") || has!(text, "linux-headers"))
+        && (has!(text, "Unable to find a match")
+            || has!(text, "Unable to locate package")
+            || has!(text, "No match for argument"))
 }
 
 /// `Cuda(NoBinaryForGpu)`, `CudaError::NoBinaryForGpu` → `CUDA_ERROR_NO_BINARY_FOR_GPU: ...`,
@@ -736,6 +752,8 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     if has!(text, "nvidia-installer")
         || has!(text, "NVIDIA Software Installer")
         || has!(text, "NVIDIA Accelerated Graphics Driver")
+        // Fedora's installer script (`[ # ] NVIDIA AUTOINSTALLER FOR FEDORA LINUX`).
+        || has!(text, "NVIDIA AUTOINSTALLER")
     {
         ctx.in_driver_installer = true;
     }

@@ -2056,6 +2056,12 @@ fn round_25_families() {
             "GD548",
             Cause::EnvNoDriver,
         ),
+        // An installer that cannot get the running kernel's headers (1120).
+        (
+            "[ # ] NVIDIA AUTOINSTALLER FOR FEDORA LINUX\n[ ★ ] INSTALLING PROPRIETARY DRIVERS...\nError: Unable to find a match: kernel-headers kernel-devel\n",
+            "GD548",
+            Cause::EnvNoDriver,
+        ),
         // ptxas run on a file is the toolkit's (1134); the driver's JIT names no file.
         (
             "ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.4; current version is '7.8'\n",
@@ -2077,6 +2083,10 @@ fn round_25_families() {
     ] {
         assert_eq!(codes(text)[0].1, Cause::EnvNoDriver, "{text}");
     }
+    // Missing kernel headers say nothing of a driver outside an installer's output.
+    assert!(codes("Error: Unable to find a match: kernel-headers kernel-devel\n")
+        .iter()
+        .all(|c| c.0 != "GD548"));
     // A named situation keeps its reading inside a container too.
     let uvm = "root@f14d48a29224:/# python x.py\ncuInit failed: CUDA_ERROR_UNKNOWN\n";
     assert_ne!(codes(uvm)[0].1, Cause::EnvVisibleDevices);
