@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-checks `gpu-doctor explain` on a real GPU after rule changes: runs the three explain
+# Re-checks `gpu-doctor explain` on a real GPU after rule changes: runs the four explain
 # validations (real failures made on the GPU), then explains every failure output they saved
 # with a previous binary too, and lists where the primary finding differs. Then the throughput
 # benchmark, and a log of one error line repeated (the case the scanner's line memo is for),
@@ -18,13 +18,14 @@ PY="${PYTHON:-python3}"
 validation/explain.sh
 validation/explain-unknown.sh
 validation/explain-init.sh
+validation/explain-live.sh
 
 primary() { # BINARY FILE: the primary finding's code and cause
   "$1" explain --json "$2" 2>/dev/null | "$PY" -c 'import json,sys; t=sys.stdin.read(); d=json.loads(t[t.index("{"):]) if "{" in t else {}; f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))'
 }
 compare="$OUT/compare.txt"
 : > "$compare"
-for f in "$OUT"/explain/*.out "$OUT"/explain-unknown/*.out "$OUT"/explain-init/*.out; do
+for f in "$OUT"/explain/*.out "$OUT"/explain-unknown/*.out "$OUT"/explain-init/*.out "$OUT"/explain-live/*.out; do
   case "$f" in *.explain.out|*.explain-json.out|*.explain--live.out|*.explain-json--live.out) continue ;; esac
   [ -f "$f" ] || continue
   now=$(primary "$BIN" "$f"); before=$(primary "$PREV" "$f")

@@ -135,6 +135,19 @@ elif case == "torch_oom_beside_holder":
     x = torch.empty(int(free * 0.8), dtype=torch.uint8, device="cuda")
     y = torch.empty(40 * GIB, dtype=torch.uint8, device="cuda")
 
+elif case == "cupy_oom_beside_holder":
+    # 100 GiB would fit the GPU, not what the holder leaves free; CuPy's message names no
+    # other process.
+    import cupy as cp
+    a = cp.zeros(100 * GIB, dtype=cp.uint8)
+
+elif case == "jax_oom_beside_holder":
+    # JAX with its defaults (it preallocates 75 % of the GPU) beside the holder, then an array
+    # larger than what is left.
+    import jax.numpy as jnp
+    a = jnp.zeros((100 * GIB,), dtype=jnp.uint8)
+    a.block_until_ready()
+
 elif case == "hold_all":
     # Holds all but 32 MiB of the GPU until killed: a fresh process then cannot even create
     # its CUDA context.
