@@ -15,7 +15,12 @@ pub struct Clean {
 
 /// Cleans one segment (already split on `\n` and `\r`, already capped in length).
 pub fn clean(raw: &[u8]) -> Clean {
-    let stripped = strip_controls(raw);
+    // Most lines hold no control byte: they are read in place, without a copy.
+    let stripped = if has_controls(raw) {
+        std::borrow::Cow::Owned(strip_controls(raw))
+    } else {
+        std::borrow::Cow::Borrowed(raw)
+    };
     let text = String::from_utf8_lossy(&stripped);
     let mut s: &str = strip_quote_marks(text.trim());
     let service = compose_prefix(s).map(|(service, rest)| {
@@ -47,7 +52,8 @@ pub fn clean(raw: &[u8]) -> Clean {
 /// `ollama-1  | `): the service's name and what follows the bar. The replica number compose
 /// appends to the name is required, which keeps a table's first column from passing for it.
 fn compose_prefix(s: &str) -> Option<(&str, &str)> {
-    let bar = s.as_bytes().iter().take(80).position(|b| *b == b'|')?;
+    let head = &s.as_bytes()[..s.len().min(80)];
+    let bar = memchr::memchr(b'|', head)?;
     let name = s[..bar].trim_end();
     if name.len() == bar || !name.as_bytes()[0].is_ascii_alphanumeric() {
         return None;
@@ -81,6 +87,14 @@ fn fold_full_width(s: &str) -> String {
             _ => c,
         })
         .collect()
+}
+
+/// Whether the line holds a control byte (ESC, NUL, a tab ...) that [`strip_controls`] would
+/// change. Written without an early exit so that the compiler can compare many bytes at once.
+fn has_controls(raw: &[u8]) -> bool {
+    raw.iter()
+        .fold(0u8, |seen, &b| seen | u8::from(b < 0x20 || b == 0x7f))
+        != 0
 }
 
 /// Removes ANSI escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \`, and

@@ -282,7 +282,13 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
         } else {
             0
         };
-        *o >= floor + own_overhead && missing.is_none_or(|m| *o >= m)
+        // Without the free memory in the message, "missing" is the whole request; then the
+        // others stand in the way when the request fits the GPU but not what they leave.
+        let in_the_way = match (req, total, info.free_bytes) {
+            (Some(r), Some(t), None) => r <= t && r > t.saturating_sub(*o),
+            _ => false,
+        };
+        *o >= floor + own_overhead && (missing.is_none_or(|m| *o >= m) || in_the_way)
     });
 
     // PyTorch (or an unnamed framework: the frame names come from a Python traceback)

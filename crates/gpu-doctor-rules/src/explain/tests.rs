@@ -2084,9 +2084,11 @@ fn round_25_families() {
         assert_eq!(codes(text)[0].1, Cause::EnvNoDriver, "{text}");
     }
     // Missing kernel headers say nothing of a driver outside an installer's output.
-    assert!(codes("Error: Unable to find a match: kernel-headers kernel-devel\n")
-        .iter()
-        .all(|c| c.0 != "GD548"));
+    assert!(
+        codes("Error: Unable to find a match: kernel-headers kernel-devel\n")
+            .iter()
+            .all(|c| c.0 != "GD548")
+    );
     // A named situation keeps its reading inside a container too.
     let uvm = "root@f14d48a29224:/# python x.py\ncuInit failed: CUDA_ERROR_UNKNOWN\n";
     assert_ne!(codes(uvm)[0].1, Cause::EnvVisibleDevices);
@@ -2101,4 +2103,35 @@ fn round_25_families() {
     // The RMM request is read.
     let f = &explain_text(b"ERROR: RMM call in line 68of file /w/managed_allocator.cuh failed with result RMM_ERROR_OUT_OF_MEMORY (4) Attempted to allocate: 40000000\n")[0];
     assert!(f.message.contains("38.15 MiB"), "{}", f.message);
+}
+
+#[test]
+fn live_others_stand_in_the_way_of_a_request_without_free_memory() {
+    use gpu_doctor_model::{DeviceSample, GpuIndex, Pid, ProcessSample, Reading, Sample};
+    const GIB: u64 = 1 << 30;
+    // CuPy's message gives the request only. Live: a 140 GiB GPU where another process holds
+    // 60 GiB. 100 GiB fits the GPU but not the 80 GiB the other leaves.
+    let live = |other_gib: u64| Sample {
+        devices: vec![DeviceSample {
+            index: GpuIndex(0),
+            memory_total_bytes: Reading::Value(140 * GIB),
+            memory_free_bytes: Reading::Value((140 - other_gib) * GIB),
+            ..DeviceSample::default()
+        }],
+        processes: vec![ProcessSample {
+            gpu: GpuIndex(0),
+            pid: Pid(4242),
+            used_memory_bytes: Reading::Value(other_gib * GIB),
+            ..ProcessSample::default()
+        }],
+        ..Sample::default()
+    };
+    let text = b"cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 107,374,182,400 bytes (allocated so far: 0 bytes).\n";
+    let facts = gpu_doctor_scan::scan_bytes("job.log", text);
+    let cause = |sample: &Sample| super::diagnose(&facts, Some(sample))[0].cause;
+    assert_eq!(cause(&live(60)), Cause::OomOtherProcess);
+    // 30 GiB held leaves 110 GiB: the request would not have fitted for another reason.
+    assert_eq!(cause(&live(30)), Cause::OomCapacity);
+    // Without live facts, nothing says who else is there.
+    assert_eq!(super::diagnose(&facts, None)[0].cause, Cause::OomCapacity);
 }
