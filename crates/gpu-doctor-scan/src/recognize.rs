@@ -94,6 +94,12 @@ regex!(
     RE_STREAM_EXECUTOR_ALLOC,
     r"failed to allocate \S+ \((\d+) bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"
 );
+// The same from XLA's newer stream executor: `Failed to allocate device memory of 104.85GiB
+// (112583507968 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory`.
+regex!(
+    RE_XLA_DEVICE_ALLOC,
+    r"Failed to allocate device memory of \S+ \((\d+) bytes\)"
+);
 regex!(RE_OLD_TOTAL, format!(r"{SIZE} total capacity"));
 regex!(RE_OLD_ALLOC, format!(r"{SIZE} already allocated"));
 regex!(RE_OLD_FREE, format!(r"{SIZE} free[;)]"));
@@ -1391,8 +1397,10 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     }
     // TensorFlow's and XLA's stream executor asking the driver directly: `failed to allocate
     // 2.2K (2304 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY`.
-    if has!(text, "from device")
-        && let Some(c) = RE_STREAM_EXECUTOR_ALLOC.captures(text)
+    if let Some(c) = (has!(text, "from device"))
+        .then(|| RE_STREAM_EXECUTOR_ALLOC.captures(text))
+        .flatten()
+        .or_else(|| RE_XLA_DEVICE_ALLOC.captures(text))
     {
         o.framework = fw_line.or(ctx.last_framework);
         o.style = Some(OomStyle::CudaCall);

@@ -54,6 +54,8 @@ const FIXTURES: &[&str] = &[
     "err-missing-lib",
     "err-nccl-debug",
     "err-graph-capture",
+    "err-jax-oom-beside-holder",
+    "err-cupy-oom-beside-holder",
 ];
 
 #[test]
@@ -111,6 +113,10 @@ fn primary_causes_of_the_h200_fixtures() {
         ("err-nccl-debug", "env_visible_devices"),
         // A call that CUDA-graph capture forbids: the framework's (or the program's) bug.
         ("err-graph-capture", "other"),
+        // 100 GiB beside a process holding 60 GiB of the 140: JAX's refused preallocation says
+        // others were there first; CuPy's message names only the request (--live tells).
+        ("err-jax-oom-beside-holder", "oom_other_process"),
+        ("err-cupy-oom-beside-holder", "oom_capacity"),
     ];
     for (name, cause) in expect {
         let out = gpu_doctor(

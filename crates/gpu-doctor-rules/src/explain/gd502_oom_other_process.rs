@@ -1,7 +1,7 @@
 //! GD502: out of memory because another process holds the GPU's memory.
 
 use super::gd500_oom_capacity::{asked_phrase, oom_evidence};
-use super::{Hit, Input, size};
+use super::{Hit, Input, evidence, size};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, GpuIndex, Severity};
 use gpu_doctor_scan::Framework;
@@ -16,7 +16,11 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
 Finds out-of-memory errors where this process held little while the GPU was full: the message
 lists other processes (`Process 1234 has 6.00 GiB memory in use`), or the arithmetic
 total − free − this process leaves a large share to someone else, or (with `--live`) other
-processes hold the memory now.
+processes hold the memory now: when the message gives only the request (CuPy, JAX), they are
+in the way if the request fits the GPU but not what they leave. Without `--live`, JAX's own
+log can say it: the driver refused its preallocation (75% of the GPU) and a smaller retry
+(`Failed to allocate device memory of 104.85GiB`, then `94.37GiB`) before the job failed, so
+that much of the GPU was taken before JAX started.
 
 ## Why is this bad?
 The job would fit on an empty GPU. The memory belongs to another job, a notebook kernel, a
@@ -74,6 +78,11 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             "Out of memory on a request of only {} straight from the driver: TensorFlow and XLA take memory for their pool in large regions, so the GPU was already full, taken by another process (or another framework in this one)",
             size(a.info.requested_bytes.unwrap_or(0))
         )
+    } else if a.others_from == Some("prealloc") {
+        format!(
+            "Out of memory ({}) after JAX could not get its memory pool when it started: the driver refused JAX's preallocation and its smaller retries, so much of the GPU was already taken by another process (or another framework in this one)",
+            asked_phrase(a)
+        )
     } else if a.others_from == Some("jax") {
         format!(
             "Out of memory outside JAX's pool: {}; JAX preallocates 75% of the GPU, so the rest was taken by {whose}",
@@ -93,6 +102,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let mut f = Finding::new("GD502", Cause::OomOtherProcess, Severity::Error, message)
         .confidence(0.8)
         .with_evidence(oom_evidence(a));
+    // The refused preallocation is the evidence that others were there first.
+    if a.others_from == Some("prealloc")
+        && let Some(refused) = a.all.iter().find(|o| o.seq < a.primary.seq)
+    {
+        f = f.with_evidence(evidence(refused));
+    }
     if let Some(g) = a.info.gpu {
         f = f.on_gpu(GpuIndex(g));
     }

@@ -110,6 +110,17 @@ fn richness(info: &OomInfo) -> usize {
 }
 
 /// The OOM analysis, or `None` when no OOM failure was seen.
+/// Whether, before the failure at `before`, the driver refused an allocation and then a
+/// smaller one straight after: the way XLA's allocator sizes its pool when it starts.
+fn preallocation_shrank(failures: &[(&Observation, OomInfo)], before: u64) -> bool {
+    let refused: Vec<u64> = failures
+        .iter()
+        .filter(|(o, i)| o.seq < before && i.style == Some(OomStyle::CudaCall))
+        .filter_map(|(_, i)| i.requested_bytes)
+        .collect();
+    refused.windows(2).any(|w| w[1] < w[0] && w[1] >= w[0] / 2)
+}
+
 pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
     let failures: Vec<(&Observation, OomInfo)> = facts
         .observations
@@ -225,12 +236,23 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
     let logged = logged_others(facts, info.gpu, &info, preallocates);
     let jax_outside_pool = facts.frameworks.contains(&Framework::Jax)
         && matches!(info.style, Some(OomStyle::CudaCall | OomStyle::Library));
+    let jax_pool_shrunk = facts.frameworks.contains(&Framework::Jax)
+        && !facts.frameworks.contains(&Framework::Tensorflow)
+        && preallocation_shrank(&failures, primary.seq);
     let (others, others_from) = if listed > 0 && listed >= inferred.unwrap_or(0) {
         (Some(listed), Some("message"))
     } else if let Some(i) = inferred.filter(|i| *i > 0) {
         (Some(i), Some("arithmetic"))
     } else if let Some(l) = logged {
         (Some(l), Some("log"))
+    } else if jax_pool_shrunk {
+        // JAX asks the driver for 75% of the GPU when it starts and retries with 10% less
+        // each time it is refused: refusals before the job's own failure mean that much of
+        // the GPU was taken before JAX began.
+        (
+            total.map(|t| t / 4).or(Some(u64::MAX / 4)),
+            Some("prealloc"),
+        )
     } else if jax_outside_pool {
         // JAX preallocates 75% of the GPU for XLA; a CUDA allocation outside that pool (a
         // kernel module, a cuBLAS handle) failing means something else took the rest: another
@@ -268,7 +290,7 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
 
     let frag_score = fragmentation_bytes(&info, total, missing, largest_free_block);
     let other_score = others.filter(|o| {
-        if matches!(others_from, Some("jax" | "init" | "tiny")) {
+        if matches!(others_from, Some("jax" | "init" | "tiny" | "prealloc")) {
             return true;
         }
         let floor = total

@@ -2135,3 +2135,26 @@ fn live_others_stand_in_the_way_of_a_request_without_free_memory() {
     // Without live facts, nothing says who else is there.
     assert_eq!(super::diagnose(&facts, None)[0].cause, Cause::OomCapacity);
 }
+
+#[test]
+fn a_refused_preallocation_needs_its_retry_to_say_others_were_there() {
+    let refused = "E1130 21:19:59.178739     553 cuda_executor.cc:1365] [0] Failed to allocate device memory of 104.85GiB (112583507968 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory\n";
+    let retry = "E1130 21:19:59.180355     553 cuda_executor.cc:1365] [0] Failed to allocate device memory of 94.37GiB (101325152256 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory\n";
+    let failure = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 100.00GiB with allocator GPU_0_bfc on device 0.\n";
+    let both = format!("{refused}{retry}{failure}");
+    assert_eq!(codes(&both)[0].1, Cause::OomOtherProcess);
+    // One refusal alone, or a larger second request, is not the pool shrinking.
+    assert_eq!(
+        codes(&format!("{refused}{failure}"))[0].1,
+        Cause::OomCapacity
+    );
+    assert_eq!(
+        codes(&format!("{retry}{refused}{failure}"))[0].1,
+        Cause::OomCapacity
+    );
+    // TensorFlow in the log: its allocator sizes its pool from the free memory, not the total.
+    let tf = format!(
+        "2024-01-01 I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 79000 MB memory\n{both}"
+    );
+    assert_eq!(codes(&tf)[0].1, Cause::OomCapacity);
+}
