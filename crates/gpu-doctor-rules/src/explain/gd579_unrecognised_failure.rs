@@ -21,7 +21,10 @@ after throwing ...`, `fatal error`), or a crash (`Segmentation fault`, `Aborted 
 dumped)`). It reports the one that ended the job: among the failure lines near the last one,
 the most telling (an exception over a fatal check over a crash; the last of its kind, which in
 a chained Python traceback is the one that ended the job). When the job printed more than 200
-lines after it, it may have been handled, and the finding is a warning.
+lines after it, it may have been handled, and the finding is a warning. A compiled extension
+that does not load (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`) gets a first
+remedy that says which library it was built against (PyTorch, TensorFlow, by the symbol's C++
+namespace) and how to rebuild it.
 
 ## Why is this bad?
 The job failed, but not with an out-of-memory error, a CUDA, cuDNN, cuBLAS or NCCL error, a
@@ -78,7 +81,11 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
         ),
     )
     .confidence(if after.is_some() { confidence * 0.5 } else { confidence })
-    .with_evidence(evidence(obs))
+    .with_evidence(evidence(obs));
+    if let Some((remedy, command)) = undefined_symbol_remedy(&obs.text) {
+        f = f.with_remedy(remedy, Some(command.to_owned()), None);
+    }
+    f = f
     .with_remedy(
         if form == FailureForm::Crash {
             "Find where it crashed: Python's fault handler prints the Python stack, gdb the native one"
@@ -104,6 +111,43 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
         finding: f,
         seq: obs.seq,
     })
+}
+
+/// A compiled extension that does not load because a C++ symbol of its host library is
+/// missing (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`): it was built against
+/// another version of that library. The mangled name's namespace says which.
+fn undefined_symbol_remedy(text: &str) -> Option<(&'static str, &'static str)> {
+    let (_, symbol) = text.split_once("undefined symbol: ")?;
+    let torch = [
+        "_ZN2at",
+        "_ZNK2at",
+        "_ZN3c10",
+        "_ZNK3c10",
+        "_ZN5torch",
+        "_ZNK5torch",
+    ];
+    let tensorflow = [
+        "_ZN10tensorflow",
+        "_ZNK10tensorflow",
+        "_ZN6tflite",
+        "_ZN3tsl",
+    ];
+    if torch.iter().any(|p| symbol.starts_with(p)) {
+        Some((
+            "The extension was built against another PyTorch than the one installed: reinstall it built for this torch (or install the torch it was built for)",
+            "python -c 'import torch; print(torch.__version__, torch.version.cuda)'; pip install --force-reinstall --no-build-isolation --no-cache-dir <extension>",
+        ))
+    } else if tensorflow.iter().any(|p| symbol.starts_with(p)) {
+        Some((
+            "The op library was built against another TensorFlow than the one installed: install the release of the package made for this TensorFlow",
+            "pip show tensorflow <package>   # then pin the pair the package documents",
+        ))
+    } else {
+        Some((
+            "A compiled library was built against another version of a library it links: reinstall the package for the versions installed",
+            "ldd -r <the .so named in the error> | grep undefined",
+        ))
+    }
 }
 
 /// The failure line that ended the job: near the last one, the most telling (a traceback's

@@ -2158,3 +2158,29 @@ fn a_refused_preallocation_needs_its_retry_to_say_others_were_there() {
     );
     assert_eq!(codes(&tf)[0].1, Cause::OomCapacity);
 }
+
+#[test]
+fn an_undefined_symbol_names_the_library_the_extension_was_built_against() {
+    let torch = b"ImportError: /usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops15sum_IntList_out4callERKNS_6TensorE\n";
+    let f = &explain_text(torch)[0];
+    assert_eq!((f.code.0.as_str(), f.cause), ("GD579", Cause::Other));
+    assert!(
+        f.remedies[0].action.contains("another PyTorch"),
+        "{:?}",
+        f.remedies[0]
+    );
+    let tf = b"tensorflow.python.framework.errors_impl.NotFoundError: /x/matpackops.so: undefined symbol: _ZNK10tensorflow6Tensor20ComputeFlatInnerDimsEx\n";
+    assert!(
+        explain_text(tf)[0].remedies[0]
+            .action
+            .contains("another TensorFlow")
+    );
+    // Another failure gets no such advice.
+    let other = b"ValueError: shapes (3,) and (4,) not aligned\n";
+    assert!(
+        explain_text(other)[0]
+            .remedies
+            .iter()
+            .all(|r| !r.action.contains("built against"))
+    );
+}
