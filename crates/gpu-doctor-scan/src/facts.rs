@@ -281,6 +281,10 @@ pub mod detail {
     pub const STUB_DRIVER_LIBRARY: &str = "the toolkit's stub libcuda";
     /// `torch.cuda.is_available()` answered False, with no reason printed.
     pub const TORCH_NO_GPU: &str = "PyTorch sees no GPU";
+    /// A compiled extension (xFormers) built for another PyTorch, CUDA or Python.
+    pub const EXTENSION_BUILD: &str = "a compiled extension built for another PyTorch";
+    /// The installed driver branch no longer supports the GPU; an older (legacy) one does.
+    pub const LEGACY_GPU: &str = "the driver does not support this GPU";
     /// The CUDA toolkit's ptxas (run on a file by Triton or a build) is older than the PTX it
     /// was given.
     pub const PTXAS_TOO_OLD: &str = "the CUDA toolkit's ptxas is older than the PTX";

@@ -140,6 +140,11 @@ fn exception_name(line: &[u8]) -> Option<&str> {
     }
     let word = &line[..len];
     let name = word.rsplit(|b| *b == b'.').next()?;
+    // JAX puts its own frame-filtering wrapper before the exception that ended the job:
+    // `jax._src.source_info_util.JaxStackTraceBeforeTransformation: RuntimeError: ...`.
+    if name == b"JaxStackTraceBeforeTransformation" && rest.starts_with(b": ") {
+        return exception_name(&rest[2..]);
+    }
     if !name.first().is_some_and(u8::is_ascii_uppercase)
         || !(name.ends_with(b"Error") || name.ends_with(b"Exception"))
         || (!notebook_header && !repr && rest.get(1..).is_some_and(is_a_value))

@@ -215,6 +215,10 @@ const LINE_STARTS: &[&[u8]] = &[
     b"root@",
     b"Creating ",
     b"Attaching to ",
+    // vLLM's and SGLang's CUDA check, which spells it `Cuda` (`Failed: Cuda error
+    // /w/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two
+    // devices'`).
+    b"Failed: Cuda error",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",

@@ -307,6 +307,7 @@ regex!(
     r"ptxas \S+\.ptx, line \d+; fatal\s*: Unsupported \.version ([\d.]+); current version is '([\d.]+)'"
 );
 regex!(RE_RMM_ATTEMPTED, r"Attempted to allocate: (\d{1,20})");
+regex!(RE_LEGACY_BRANCH, r"NVIDIA (\d{3}\.xx) Legacy drivers");
 regex!(RE_GPU_COLON, r"GPU:(\d+)");
 regex!(RE_CUDA_COLON, r"device CUDA:(\d+)");
 // TensorFlow's check of the kernel module against libcuda: `kernel version 352.63.0 does not
@@ -568,7 +569,7 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
             outcome: DriverInstallOutcome::Failed,
             detail: Some(detail::GCC_MISMATCH.to_owned()),
         });
-    } else if ctx.in_driver_installer && kernel_headers_missing(text) {
+    } else if kernel_headers_missing(text) {
         // The module cannot be built without them: `Error: Unable to find a match:
         // kernel-headers kernel-devel`, `E: Unable to locate package linux-headers-...`.
         return Some(ObsKind::DriverInstall {
@@ -595,7 +596,8 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
 }
 
 /// A package manager that cannot find the kernel's headers, which the driver's module is
-/// built against.
+/// built against (by nvidia-installer, DKMS or the GPU Operator's driver container; a GPU
+/// job's log holds such a line for no other reason).
 fn kernel_headers_missing(text: &str) -> bool {
     (has!(text, "kernel-headers") || has!(text, "kernel-devel") || has!(text, "linux-headers"))
         && (has!(text, "Unable to find a match")
@@ -1558,6 +1560,9 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "CudaAPIError",
         // Paddle: `ExternalError:  Cuda error(719), unspecified launch failure.`
         "Cuda error(",
+        // vLLM's and SGLang's kernels: `Failed: Cuda error /w/csrc/custom_all_reduce.cuh:307
+        // 'peer access is not supported between these two devices'`.
+        "Failed: Cuda error ",
         // deepmd-kit's check: `cuda assert: invalid argument .../gpu_cuda.h 48`.
         "cuda assert: ",
         // The last line of a check macro's report under a `CUDA Error:` header.
@@ -2477,6 +2482,52 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             detail::CONTAINER_WITHOUT_GPUS,
         ));
     }
+    // A GPU that the installed driver branch dropped: `NVRM: The NVIDIA GeForce GTX 1050 GPU
+    // installed in this system is supported through the NVIDIA 580.xx Legacy drivers. ...
+    // The 595.71.05 NVIDIA driver will ignore this GPU.`
+    if has!(text, "Legacy drivers") && has!(text, "supported through the NVIDIA") {
+        return Some((
+            EnvKind::NoDriver,
+            Some(format!(
+                "{}{}",
+                detail::LEGACY_GPU,
+                RE_LEGACY_BRANCH
+                    .captures(text)
+                    .map_or_else(String::new, |c| format!(" ({} legacy driver)", &c[1]))
+            )),
+        ));
+    }
+    if has!(text, "NVRM: No NVIDIA GPU found") {
+        return Some((EnvKind::NoDriver, None));
+    }
+    // The Rust `cudarc` crate looking for the driver's library: `Unable to find cuda lib under
+    // the names ["cuda", "nvcuda"]`.
+    if has!(text, "Unable to find cuda lib under the names") {
+        return Some((EnvKind::LibMissing, Some("libcuda.so.1".to_owned())));
+    }
+    // xFormers built for another PyTorch or CUDA: `xFormers can't load C++/CUDA extensions.
+    // xFormers was built for:` (the versions follow on the next lines).
+    if has!(text, "xFormers can't load C++/CUDA extensions") {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(detail::EXTENSION_BUILD.to_owned()),
+        ));
+    }
+    // The GPU has no bfloat16 (before Ampere): PyTorch's autocast refuses it.
+    if has!(text, "does not support bfloat16") {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some("no bfloat16 before sm_80".to_owned()),
+        ));
+    }
+    // jaxlib's cuSolver handle could not be created (`operation cusolverDnCreate(&handle)
+    // failed: cuSolver internal error`, `gpusolverDnCreate` since jaxlib 0.4): the CUDA
+    // libraries it loaded are not the ones it was built with.
+    if (has!(text, "cusolverDnCreate") || has!(text, "gpusolverDnCreate"))
+        && has!(text, "cuSolver internal error")
+    {
+        return Some((EnvKind::LibMismatch, Some("libcusolver".to_owned())));
+    }
     // RAPIDS built without code for this GPU: `This cuDF installation is missing the necessary
     // PTX files that are <=50.`
     if has!(text, "installation is missing the necessary PTX files") {
@@ -2564,6 +2615,9 @@ fn nccl(text: &str) -> Option<NcclInfo> {
         || has!(text, "collective operation timeout")
         || (has!(text, "NCCL") && has!(text, "timed out"))
         || (has!(text, "WorkNCCL") && has!(text, "timing out"))
+        // The watchdog's own stack when the line before it was cut off: `frame #1:
+        // c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...)`.
+        || has!(text, "WorkNCCL::checkTimeout")
     {
         return Some(NcclInfo {
             kind: "timeout".to_owned(),

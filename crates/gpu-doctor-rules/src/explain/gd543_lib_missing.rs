@@ -608,6 +608,28 @@ fn companion_mismatch(hits: &[&Observation]) -> Hit {
     }
 }
 
+/// xFormers' compiled kernels were built for another PyTorch (and CUDA, Python) than the
+/// installed one: it goes on without them, or fails where they are needed.
+fn extension_mismatch(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "xFormers' C++/CUDA extensions do not load: the installed xFormers was built for another PyTorch, CUDA or Python than the ones installed, so its kernels are missing (memory-efficient attention falls back or fails).",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Install the xFormers built for the installed torch, from the same CUDA index",
+        Some("pip install -U xformers --index-url https://download.pytorch.org/whl/cu128   # the cuXYZ tag of torch.version.cuda".to_owned()),
+        Some("python -m xformers.info shows what it was built for and what is available".to_owned()),
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
 /// A CUDA library that loads but is not the version the package was built against.
 fn wrong_version(hits: &[&Observation]) -> Hit {
     let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
@@ -619,6 +641,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what == detail::NVRTC_OPTION {
         return nvrtc_option(hits);
+    }
+    if what == detail::EXTENSION_BUILD {
+        return extension_mismatch(hits);
     }
     if what == detail::IMAGE_DRIVER_LIBRARIES {
         return image_driver_libraries(hits);

@@ -84,6 +84,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             .into_iter()
             .collect();
     };
+    if let Some(legacy) = env_detail(&hits).filter(|d| d.starts_with(detail::LEGACY_GPU)) {
+        return vec![Hit {
+            finding: legacy_gpu(&hits, &legacy),
+            seq: first.seq,
+        }];
+    }
     if env_detail(&hits).as_deref() == Some(detail::OPEN_MODULE_UNSUPPORTED) {
         return vec![Hit {
             finding: open_module_unsupported(&hits),
@@ -141,6 +147,28 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         finding: f,
         seq: first.seq,
     }]
+}
+
+/// The driver branch installed dropped this GPU (NVRM names the legacy branch that still
+/// drives it): the module loads and ignores the GPU.
+fn legacy_gpu(hits: &[&Observation], what: &str) -> Finding {
+    let branch = what
+        .split_once(" (")
+        .and_then(|(_, b)| b.strip_suffix(" legacy driver)"))
+        .unwrap_or("the legacy");
+    finding_from(
+        "GD545",
+        Cause::EnvNoDriver,
+        Severity::Error,
+        format!("The installed NVIDIA driver does not support this GPU and ignores it: it is driven only by the {branch} legacy driver branch, so no GPU is usable until that branch is installed."),
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        format!("Install the {branch} legacy driver branch instead of the current one"),
+        Some("sudo apt install nvidia-driver-580   # the branch NVRM names; Fedora/RPM Fusion: akmod-nvidia-580xx".to_owned()),
+        Some("the GPU's entry in NVIDIA's legacy GPU list (nvidia.com/object/unix.html) names the last branch that supports it".to_owned()),
+    )
 }
 
 /// `bash: nvidia-smi: command not found`: the tool is not here, which alone says nothing about

@@ -2083,11 +2083,10 @@ fn round_25_families() {
     ] {
         assert_eq!(codes(text)[0].1, Cause::EnvNoDriver, "{text}");
     }
-    // Missing kernel headers say nothing of a driver outside an installer's output.
-    assert!(
-        codes("Error: Unable to find a match: kernel-headers kernel-devel\n")
-            .iter()
-            .all(|c| c.0 != "GD548")
+    // The GPU Operator's driver container says no NVIDIA word before it (1156, round 26).
+    assert_eq!(
+        codes("Error: Unable to find a match: kernel-headers-4.18.0-240.23.2.el8_3.x86_64\n")[0].0,
+        "GD548"
     );
     // A named situation keeps its reading inside a container too.
     let uvm = "root@f14d48a29224:/# python x.py\ncuInit failed: CUDA_ERROR_UNKNOWN\n";
@@ -2183,4 +2182,56 @@ fn an_undefined_symbol_names_the_library_the_extension_was_built_against() {
             .iter()
             .all(|r| !r.action.contains("built against"))
     );
+}
+
+#[test]
+fn round_26_families() {
+    assert_primary_findings(&[
+        // The watchdog's stack without its first line (1147).
+        (
+            "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x70e0167f00b2 in /opt/conda/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)\n",
+            "GD531",
+            Cause::NcclError,
+        ),
+        // A GPU the installed branch dropped (1157).
+        (
+            "[Sun May 17 15:55:50 2026] NVRM: The NVIDIA NVIDIA GeForce GTX 1050 GPU installed in this system is\n                           NVRM:  supported through the NVIDIA 580.xx Legacy drivers. Please\n[Sun May 17 15:55:50 2026] NVRM: No NVIDIA GPU found.\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        // cudarc looking for libcuda (1164).
+        (
+            "Unable to find cuda lib under the names [\"cuda\", \"nvcuda\"]. Please open GitHub issue.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // xFormers built for another torch (1176).
+        (
+            "[xformers|WARNING]WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A GPU without bfloat16 (1177).
+        (
+            "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // jaxlib's cuSolver handle behind JAX's wrapper (411).
+        (
+            "jax._src.source_info_util.JaxStackTraceBeforeTransformation: RuntimeError: jaxlib/gpu/solver_kernels.cc:45: operation gpusolverDnCreate(&handle) failed: cuSolver internal error\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // vLLM's custom all-reduce between GPUs without peer access (1146).
+        (
+            "Failed: Cuda error /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two devices'\n",
+            "GD547",
+            Cause::Other,
+        ),
+    ]);
+    let f = &explain_text(b"NVRM: The NVIDIA NVIDIA GeForce GTX 1050 GPU installed in this system is\nNVRM:  supported through the NVIDIA 580.xx Legacy drivers. Please\n")[0];
+    assert!(f.message.contains("580.xx legacy"), "{}", f.message);
+    let f = &explain_text(b"xFormers can't load C++/CUDA extensions. xFormers was built for:\n")[0];
+    assert!(has_remedy_command(f, "xformers --index-url"));
 }
