@@ -306,6 +306,14 @@ regex!(
     RE_PTXAS_FILE_VERSION,
     r"ptxas \S+\.ptx, line \d+; fatal\s*: Unsupported \.version ([\d.]+); current version is '([\d.]+)'"
 );
+regex!(
+    RE_TENSORRT_TARGET_SM,
+    r"Target GPU SM (\d{2,3}) is not supported by this TensorRT release"
+);
+regex!(
+    RE_COULD_NOT_LOCATE_DLL,
+    r"Could not locate ((?:cudnn|cublas|cudart|cufft|curand|cusolver|cusparse|nvrtc|nvinfer|nccl)\w{0,40}\.dll)"
+);
 regex!(RE_RMM_ATTEMPTED, r"Attempted to allocate: (\d{1,20})");
 regex!(RE_LEGACY_BRANCH, r"NVIDIA (\d{3}\.xx) Legacy drivers");
 regex!(RE_GPU_COLON, r"GPU:(\d+)");
@@ -1705,7 +1713,7 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // PyTorch Lightning asked for GPUs the process cannot see: `You requested gpu: [0, 1, 2,
     // 3]\n But your machine only has: [0]`.
-    if has!(text, "You requested gpu") {
+    if has!(text, "You requested gpu") || has!(text, "You requested GPUs") {
         return Some((EnvKind::VisibleDevices, None));
     }
     // nvidia-smi cannot reset a GPU or change its MIG mode while a process holds it
@@ -1785,6 +1793,32 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::ArchUnsupported,
             Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
         ));
+    }
+    // OpenCV's dnn module without its CUDA backend: `DNN module was not built with CUDA
+    // backend; switching to CPU`.
+    if has!(text, "DNN module was not built with CUDA backend") {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}OpenCV", detail::PACKAGE_WITHOUT_CUDA)),
+        ));
+    }
+    // TensorRT older than the GPU: `Target GPU SM 120 is not supported by this TensorRT
+    // release.`
+    if let Some(c) = RE_TENSORRT_TARGET_SM.captures(text) {
+        return Some((EnvKind::ArchUnsupported, Some(format!("sm_{}", &c[1]))));
+    }
+    // Windows' loader through a framework's own check: `Could not locate
+    // cudnn_ops_infer64_8.dll. Please make sure it is in your library path!`
+    if let Some(c) = RE_COULD_NOT_LOCATE_DLL.captures(text) {
+        return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
+    }
+    // nvidia-container-cli could not start CUDA on the host (a node without a working GPU
+    // or driver): `nvidia-container-cli: initialization error: cuda error: unknown error`.
+    if has!(
+        text,
+        "nvidia-container-cli: initialization error: cuda error"
+    ) {
+        return Some((EnvKind::NoDriver, None));
     }
     // FAISS's CPU-only package has no GPU classes: `module 'faiss' has no attribute
     // 'StandardGpuResources'`.
@@ -2622,6 +2656,15 @@ fn nccl(text: &str) -> Option<NcclInfo> {
         return Some(NcclInfo {
             kind: "timeout".to_owned(),
             timeout_ms: RE_NCCL_TIMEOUT_MS.captures(text).and_then(|c| int(&c, 1)),
+            version: None,
+        });
+    }
+    // NCCL's bootstrap found no network interface to use (`Bootstrap : no socket interface
+    // found`: NCCL_SOCKET_IFNAME names none that exists, or the pod has only loopback).
+    if has!(text, "no socket interface found") {
+        return Some(NcclInfo {
+            kind: "no socket interface found".to_owned(),
+            timeout_ms: None,
             version: None,
         });
     }

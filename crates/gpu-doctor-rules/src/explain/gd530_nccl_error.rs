@@ -73,6 +73,14 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         0.6,
         &hits,
     );
+    // NCCL's bootstrap needs a network interface it can reach the other ranks on.
+    if n.kind == "no socket interface found" {
+        f = f.with_remedy(
+            "Name the network interface NCCL should use (one that exists on every node and reaches the others)",
+            Some("ip -br addr; export NCCL_SOCKET_IFNAME=eth0   # or ^lo,docker to exclude".to_owned()),
+            Some("in a pod with only loopback, give it the cluster network (hostNetwork or a CNI interface)".to_owned()),
+        );
+    }
     f = f
         .with_remedy(
             "Rerun with NCCL's own log to see the failing call",

@@ -2235,3 +2235,55 @@ fn round_26_families() {
     let f = &explain_text(b"xFormers can't load C++/CUDA extensions. xFormers was built for:\n")[0];
     assert!(has_remedy_command(f, "xformers --index-url"));
 }
+
+#[test]
+fn round_27_families() {
+    assert_primary_findings(&[
+        // nvidia-container-cli could not start CUDA on a node without a GPU (1182).
+        (
+            "nvidia-container-cli: initialization error: cuda error: unknown error\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        // NCCL's bootstrap without a usable interface (1187).
+        (
+            "invalid usage ... Last NCCL warning(error): 'Bootstrap : no socket interface found'\n",
+            "GD530",
+            Cause::NcclError,
+        ),
+        // Lightning's plural wording (1188).
+        (
+            "pytorch_lightning.utilities.exceptions.MisconfigurationException: Error instantiating 'pytorch_lightning.trainer.trainer.Trainer' : You requested GPUs: [0]\n But your machine only has: []\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // OpenCV's dnn module without CUDA (1197); TensorRT older than the GPU (1199); a DLL
+        // a framework could not locate (1214).
+        (
+            "dnn.cpp (1314) cv::dnn::dnn4_v20191024::Net::Impl::setUpNet DNN module was not built with CUDA backend; switching to CPU\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "[07/19/2025-23:34:55] [E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Target GPU SM 120 is not supported by this TensorRT release.)\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+    ]);
+    let f =
+        &explain_text(b"Last NCCL warning(error): 'Bootstrap : no socket interface found'\n")[0];
+    assert!(has_remedy_command(f, "NCCL_SOCKET_IFNAME"));
+    let f = &explain_text(
+        b"Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n",
+    )[0];
+    assert!(
+        f.message.contains("cudnn_ops_infer64_8.dll"),
+        "{}",
+        f.message
+    );
+}
