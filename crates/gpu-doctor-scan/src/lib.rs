@@ -22,8 +22,10 @@
 //!   fatal check, a crash) is kept as [`ObsKind::Failure`], so that a failure of no known GPU
 //!   cause is still reported as a failure.
 //! - Lines are split on `\n` and `\r` (progress bars), cleaned of ANSI colour codes and
-//!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` prefixes (the rank is
-//!   kept on the observation), vLLM's worker and logger prefixes and Markdown quote marks.
+//!   control bytes, decoded as lossy UTF-8, and stripped of `[rankN]:` and `srun --label`
+//!   prefixes (the rank is kept on the observation), docker compose's service prefix (kept as
+//!   an [`ObsKind::Container`] observation), vLLM's worker and logger prefixes and Markdown
+//!   quote marks.
 //! - A line read again in the same context reuses what it was recognised as the first time
 //!   (`memo`): a log that repeats one error line pays for it once.
 
