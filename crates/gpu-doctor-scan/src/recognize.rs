@@ -314,6 +314,16 @@ regex!(
     RE_COULD_NOT_LOCATE_DLL,
     r"Could not locate ((?:cudnn|cublas|cudart|cufft|curand|cusolver|cusparse|nvrtc|nvinfer|nccl)\w{0,40}\.dll)"
 );
+regex!(
+    RE_PADDLE_THIRD_PARTY,
+    r"third-party dynamic library \(([^)\s]{1,60})\) that Paddle depends on is not configured correctly"
+);
+// ONNX Runtime's arena: `BFCArena::AllocateRawInternal Failed to allocate memory for requested
+// buffer of size 1509`.
+regex!(
+    RE_ORT_ARENA,
+    r"Failed to allocate memory for requested buffer of size (\d{1,20})"
+);
 regex!(RE_RMM_ATTEMPTED, r"Attempted to allocate: (\d{1,20})");
 regex!(RE_LEGACY_BRANCH, r"NVIDIA (\d{3}\.xx) Legacy drivers");
 regex!(RE_GPU_COLON, r"GPU:(\d+)");
@@ -1372,6 +1382,13 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     // RAPIDS' memory manager (cuDF, cuML, before its `std::bad_alloc: out_of_memory` form):
     // `RMM call ... failed with result RMM_ERROR_OUT_OF_MEMORY (4) Attempted to allocate:
     // 40000000`.
+    if has!(text, "BFCArena")
+        && let Some(c) = RE_ORT_ARENA.captures(text)
+    {
+        o.style = Some(OomStyle::Generic);
+        o.requested_bytes = c[1].parse().ok();
+        return Some((o, false));
+    }
     if has!(text, "RMM_ERROR_OUT_OF_MEMORY") {
         o.style = Some(OomStyle::Generic);
         o.requested_bytes = RE_RMM_ATTEMPTED
@@ -1793,6 +1810,59 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::ArchUnsupported,
             Some(format!("{} sm_{}{}", detail::PTX_JIT_ONLY, &c[1], &c[2])),
         ));
+    }
+    // An extension's CUDA ops compiled out (detectron2, maskrcnn-benchmark): `RuntimeError: Not
+    // compiled with GPU support (ROIAlign_forward at .../detectron2/layers/csrc/...)`.
+    if has!(text, "Not compiled with GPU support") {
+        let package = ["detectron2", "maskrcnn_benchmark", "mmcv", "torchvision"]
+            .into_iter()
+            .find(|p| text.contains(p))
+            .unwrap_or("extension");
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}{package}", detail::PACKAGE_WITHOUT_CUDA)),
+        ));
+    }
+    // Paddle built for other GPUs: `The GPU architecture in your current machine is Pascal,
+    // which is not compatible with Paddle installation`.
+    if has!(text, "which is not compatible with Paddle installation") {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
+    // Paddle's loader: `The third-party dynamic library (cudnn64_7.dll) that Paddle depends on
+    // is not configured correctly. (error code is 126)`.
+    if let Some(c) = RE_PADDLE_THIRD_PARTY.captures(text) {
+        return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
+    }
+    // ONNX Runtime's CUDA provider found CUDA_PATH but not its libraries: `CUDA_PATH is set
+    // but CUDA wasn't able to be loaded. Please install the correct version of CUDA and cuDNN`.
+    if has!(text, "CUDA wasn't able to be loaded") {
+        return Some((
+            EnvKind::LibMissing,
+            Some("CUDA and cuDNN for ONNX Runtime".to_owned()),
+        ));
+    }
+    // Building a CUDA extension without a toolkit: `OSError: CUDA_HOME environment variable is
+    // not set. Please set it to your CUDA install root.`
+    if has!(text, "CUDA_HOME environment variable is not set") {
+        return Some(named(EnvKind::LibMissing, detail::CUDA_HOME_UNSET));
+    }
+    // apex's own check: `Cuda extensions are being compiled with a version of Cuda that does
+    // not match the version used to compile Pytorch binaries.`
+    if has!(
+        text,
+        "compiled with a version of Cuda that does not match the version used to compile Pytorch"
+    ) {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!(
+                "{} (not the one PyTorch was built with)",
+                detail::CUDA_TOOLKIT
+            )),
+        ));
+    }
+    // FAISS's device check: `Error: 'device_ < getNumDevices()' failed: Invalid GPU device 1`.
+    if has!(text, "Invalid GPU device") {
+        return Some((EnvKind::VisibleDevices, None));
     }
     // OpenCV's dnn module without its CUDA backend: `DNN module was not built with CUDA
     // backend; switching to CPU`.

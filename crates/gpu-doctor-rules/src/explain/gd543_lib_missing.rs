@@ -117,6 +117,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if lib.as_deref() == Some(detail::CUDA_HOME_UNSET) {
+        return vec![Hit {
+            finding: cuda_home_unset(&hits),
+            seq: first.seq,
+        }];
+    }
     if lib.as_deref() == Some(detail::STUB_DRIVER_LIBRARY) {
         return vec![Hit {
             finding: stub_driver_library(&hits),
@@ -325,6 +331,24 @@ fn xla_cuda_dir(hits: &[&Observation]) -> Finding {
         "Or point XLA at a CUDA toolkit that has them",
         Some("export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda   # the directory that holds nvvm/libdevice and bin/ptxas".to_owned()),
         None,
+    )
+}
+
+/// Building a CUDA extension (`pip install` of apex, flash-attn, a research repo's ops) needs
+/// the CUDA toolkit's nvcc; PyTorch's wheels bring the runtime, not the compiler.
+fn cuda_home_unset(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "A CUDA extension could not be built: PyTorch found no CUDA toolkit (CUDA_HOME is not set and no nvcc is on the PATH). PyTorch's wheels bring CUDA's runtime libraries, not its compiler.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Install the CUDA toolkit of the version PyTorch was built with, and point CUDA_HOME at it",
+        Some("python -c 'import torch; print(torch.version.cuda)'; export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH".to_owned()),
+        Some("conda: conda install -c nvidia cuda-toolkit=12.8; or install a prebuilt wheel of the extension instead of building it".to_owned()),
     )
 }
 

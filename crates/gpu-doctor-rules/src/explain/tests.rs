@@ -2287,3 +2287,58 @@ fn round_27_families() {
         f.message
     );
 }
+
+#[test]
+fn round_28_families() {
+    assert_primary_findings(&[
+        // FAISS's device check (1234).
+        (
+            "RuntimeError: Error in faiss::gpu::GpuIndex::GpuIndex(faiss::gpu::GpuResources*, int, faiss::MetricType, float, faiss::gpu::GpuIndexConfig) at gpu/GpuIndex.cu:49: Error: 'device_ < getNumDevices()' failed: Invalid GPU device 1\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        // Paddle built for other GPUs (1240); Paddle's loader (1245).
+        (
+            "W0618 16:30:28.080267 18392 gpu_resources.cc:96] The GPU architecture in your current machine is Pascal, which is not compatible with Paddle installation\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        (
+            "RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_7.dll) that Paddle depends on is not configured correctly. (error code is 126)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // ONNX Runtime's arena out of memory (1244); its CUDA provider without libraries (1247).
+        (
+            " [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Exception during initialization: D:\\a\\_work\\1\\s\\onnxruntime\\core\\framework\\bfc_arena.cc:342 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 1509\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        (
+            "EP Error D:\\a\\_work\\1\\s\\onnxruntime\\python\\onnxruntime_pybind_state.cc:739 onnxruntime::python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasn't able to be loaded. Please install the correct version of CUDA and cuDNN\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // apex's CUDA check (1252); a build without a toolkit (1257).
+        (
+            "    RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 10.0.130.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        (
+            "    OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // detectron2's ops compiled out (1260).
+        (
+            "RuntimeError: Not compiled with GPU support (ROIAlign_forward at /mnt/lustre/project/detectron2/detectron2/layers/csrc/ROIAlign/ROIAlign.h:71)\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+    ]);
+    let f = &explain_text(b"OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n")[0];
+    assert!(has_remedy_command(f, "export CUDA_HOME="));
+    let f = &explain_text(b"RuntimeError: Not compiled with GPU support (ROIAlign_forward at /x/detectron2/layers/csrc/ROIAlign/ROIAlign.h:71)\n")[0];
+    assert!(f.message.contains("detectron2"), "{}", f.message);
+}
