@@ -217,6 +217,10 @@ const LINE_STARTS: &[&[u8]] = &[
     b"root@",
     b"Creating ",
     b"Attaching to ",
+    // The linker missing a CUDA library while an extension builds (`/usr/bin/ld: cannot find
+    // -lcurand`), and LAMMPS's `Cuda driver error 804 in call at file ...`.
+    b"/usr/bin/ld: cannot find -l",
+    b"Cuda driver error",
     // vLLM's and SGLang's CUDA check, which spells it `Cuda` (`Failed: Cuda error
     // /w/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two
     // devices'`).
@@ -402,6 +406,7 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'r'
                 | b'A'
                 | b's'
+                | b'/'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`).

@@ -178,7 +178,7 @@ regex!(
 );
 regex!(
     RE_CUDA_NUMBER,
-    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\))"
+    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+))"
 );
 // (`fail` at the end of a line: a hard-wrapped `failed.`)
 regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? fail(?:ed|$)");
@@ -1068,6 +1068,22 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
     if let Some(err) = cuda_error(text) {
+        // 803 and 804 by number alone (`Cuda driver error 804 in call at file ...`) say what
+        // their messages say: the kernel driver is too old for the CUDA in use.
+        let too_old = match err.code {
+            Some(803) => Some(detail::ERROR_803),
+            Some(804) => Some(detail::ERROR_804),
+            _ => None,
+        };
+        if let Some(d) = too_old {
+            found.observations.push((
+                ObsKind::Env {
+                    env: EnvKind::DriverTooOld,
+                    detail: Some(d.to_owned()),
+                },
+                hint,
+            ));
+        }
         found.observations.push((ObsKind::CudaError(err), hint));
         return found;
     }
@@ -1588,6 +1604,8 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         // vLLM's and SGLang's kernels: `Failed: Cuda error /w/csrc/custom_all_reduce.cuh:307
         // 'peer access is not supported between these two devices'`.
         "Failed: Cuda error ",
+        // LAMMPS's GPU package: `Cuda driver error 804 in call at file '...'`.
+        "Cuda driver error ",
         // deepmd-kit's check: `cuda assert: invalid argument .../gpu_cuda.h 48`.
         "cuda assert: ",
         // The last line of a check macro's report under a `CUDA Error:` header.
@@ -1621,10 +1639,15 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         .and_then(|c| u32::from_str_radix(&c[1], 16).ok())
         .and_then(|code| lookup_cuda_error(&code.to_string()));
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
-        (1..=9)
+        (1..=10)
             .find_map(|g| c.get(g))
             .and_then(|m| m.as_str().parse::<u32>().ok())
     });
+    // MATLAB's words for the display watchdog ending a kernel: `The kernel execution failed
+    // because the CUDA driver timeout was encountered.` (CUDA 702).
+    let by_matlab = has!(text, "CUDA driver timeout was encountered")
+        .then(|| lookup_cuda_error("702"))
+        .flatten();
     // Blender Cycles names the error its own way: `Illegal address in CUDA queue
     // copy_from_device (integrator_shade_surface ...)`.
     let by_cycles = (has!(text, "Illegal address in CUDA queue")
@@ -1634,6 +1657,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     let entry = by_name
         .or(by_message)
         .or(by_cycles)
+        .or(by_matlab)
         .or(by_debugger)
         .or_else(|| {
             let n = number?;
@@ -1863,6 +1887,15 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // FAISS's device check: `Error: 'device_ < getNumDevices()' failed: Invalid GPU device 1`.
     if has!(text, "Invalid GPU device") {
         return Some((EnvKind::VisibleDevices, None));
+    }
+    // bitsandbytes (before 0.43) says this when its CUDA setup could not load libcudart,
+    // whatever the build: `The installed version of bitsandbytes was compiled without GPU
+    // support.`
+    if has!(text, "bitsandbytes was compiled without GPU support") {
+        return Some((
+            EnvKind::LibMissing,
+            Some("libcudart.so (for bitsandbytes' CUDA setup)".to_owned()),
+        ));
     }
     // OpenCV's dnn module without its CUDA backend: `DNN module was not built with CUDA
     // backend; switching to CPU`.

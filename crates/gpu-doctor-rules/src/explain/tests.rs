@@ -2342,3 +2342,33 @@ fn round_28_families() {
     let f = &explain_text(b"RuntimeError: Not compiled with GPU support (ROIAlign_forward at /x/detectron2/layers/csrc/ROIAlign/ROIAlign.h:71)\n")[0];
     assert!(f.message.contains("detectron2"), "{}", f.message);
 }
+
+#[test]
+fn round_29_families() {
+    assert_primary_findings(&[
+        // The linker missing cuRAND while DeepSpeed builds an op (1275).
+        (
+            "/usr/bin/ld: cannot find -lcurand\ncollect2: error: ld returned 1 exit status\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // bitsandbytes' CUDA setup that found no libcudart (1282).
+        (
+            "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers and GPU quantization are unavailable.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // 804 by number alone (1292).
+        (
+            "Cuda driver error 804 in call at file 'geryon/nvd_device.h' in line 321.\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        // MATLAB's words for the display watchdog (1295): CUDA 702, cause other.
+        (
+            "The kernel execution failed because the CUDA driver timeout was encountered.\n",
+            "GD547",
+            Cause::Other,
+        ),
+    ]);
+}
