@@ -1443,7 +1443,11 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     if let Some(c) = (has!(text, "from device"))
         .then(|| RE_STREAM_EXECUTOR_ALLOC.captures(text))
         .flatten()
-        .or_else(|| RE_XLA_DEVICE_ALLOC.captures(text))
+        .or_else(|| {
+            has!(text, "Failed to allocate device memory")
+                .then(|| RE_XLA_DEVICE_ALLOC.captures(text))
+                .flatten()
+        })
     {
         o.framework = fw_line.or(ctx.last_framework);
         o.style = Some(OomStyle::CudaCall);
@@ -1854,7 +1858,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // Paddle's loader: `The third-party dynamic library (cudnn64_7.dll) that Paddle depends on
     // is not configured correctly. (error code is 126)`.
-    if let Some(c) = RE_PADDLE_THIRD_PARTY.captures(text) {
+    if has!(text, "third-party dynamic library")
+        && let Some(c) = RE_PADDLE_THIRD_PARTY.captures(text)
+    {
         return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
     }
     // ONNX Runtime's CUDA provider found CUDA_PATH but not its libraries: `CUDA_PATH is set
@@ -1907,12 +1913,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     // TensorRT older than the GPU: `Target GPU SM 120 is not supported by this TensorRT
     // release.`
-    if let Some(c) = RE_TENSORRT_TARGET_SM.captures(text) {
+    if has!(text, "TensorRT release")
+        && let Some(c) = RE_TENSORRT_TARGET_SM.captures(text)
+    {
         return Some((EnvKind::ArchUnsupported, Some(format!("sm_{}", &c[1]))));
     }
     // Windows' loader through a framework's own check: `Could not locate
     // cudnn_ops_infer64_8.dll. Please make sure it is in your library path!`
-    if let Some(c) = RE_COULD_NOT_LOCATE_DLL.captures(text) {
+    if has!(text, "Could not locate ")
+        && let Some(c) = RE_COULD_NOT_LOCATE_DLL.captures(text)
+    {
         return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
     }
     // nvidia-container-cli could not start CUDA on the host (a node without a working GPU
@@ -2214,7 +2224,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             )),
         ));
     }
-    if let Some(c) = RE_PTXAS_FILE_VERSION.captures(text) {
+    if has!(text, "Unsupported .version")
+        && let Some(c) = RE_PTXAS_FILE_VERSION.captures(text)
+    {
         return Some((
             EnvKind::LibMissing,
             Some(format!(
@@ -2324,7 +2336,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::NvmlMismatch, None));
     }
-    if let Some(c) = RE_KMOD_VS_DRIVER.captures(text) {
+    if has!(text, "kmod-nvidia")
+        && let Some(c) = RE_KMOD_VS_DRIVER.captures(text)
+    {
         return Some((
             EnvKind::NvmlMismatch,
             Some(format!("kernel module {}, driver {}", &c[1], &c[2])),
@@ -2497,7 +2511,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // Building a CUDA extension with a toolkit other than the one PyTorch was built with.
-    if let Some(c) = RE_DEEPSPEED_CUDA.captures(text) {
+    if has!(text, "Installed CUDA version")
+        && let Some(c) = RE_DEEPSPEED_CUDA.captures(text)
+    {
         return Some((
             EnvKind::LibMismatch,
             Some(format!(
