@@ -233,6 +233,15 @@ pub(crate) fn strip_vllm_prefix_bytes(mut line: &[u8]) -> &[u8] {
             {
                 return rest[open + close + 1..].trim_ascii_start();
             }
+            // Before 0.6 the place had no opening bracket: `07-31 15:13:06 engine.py:61] `.
+            if stamp
+                && let Some(place) = rest.get(15..)
+                && let Some(space) = memchr::memchr(b' ', &place[..place.len().min(64)])
+                && space > 1
+                && place[space - 1] == b']'
+            {
+                return place[space..].trim_ascii_start();
+            }
             break;
         }
     }
@@ -337,8 +346,17 @@ mod tests {
             clean(b"(Worker_TP1 pid=15193) Traceback (most recent call last):").text,
             "Traceback (most recent call last):"
         );
+        // Before 0.6, without the opening bracket.
+        assert_eq!(
+            clean(b"ERROR 07-31 15:13:06 async_llm_engine.py:61]   File \"x.py\", line 1").text,
+            "File \"x.py\", line 1"
+        );
         // Not vLLM's: left alone.
         assert_eq!(clean(b"(x) ERROR something").text, "(x) ERROR something");
+        assert_eq!(
+            clean(b"ERROR 07-31 15:13:06 the disk is full").text,
+            "ERROR 07-31 15:13:06 the disk is full"
+        );
         assert_eq!(
             clean(b"ERROR: nvidia-installer").text,
             "ERROR: nvidia-installer"

@@ -23,9 +23,78 @@ pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
         {
             true
         }
+        _ if reports_an_error(line) => true,
         Some(b) if b.is_ascii_alphabetic() || *b == b'_' => exception_name(line).is_some(),
         _ => false,
     }
+}
+
+/// A program's own report that it failed, in the forms programs print one: a logger's error
+/// level at the start of the line (`ERROR:root:...`, vLLM's `ERROR 05-29 12:00:01 ...`,
+/// Julia's `┌ Error: ...`), the GNU form `program: error: message` (argparse, slurmctld) and
+/// the compilers' `file.h:119:2: error: ...`, docker's `docker: Error response from daemon`,
+/// a Go service's `time="..." level=fatal msg="..."`.
+fn reports_an_error(line: &[u8]) -> bool {
+    match line.first() {
+        Some(b'E' | b'e' | b'C' | 0xe2) => ERROR_STARTS.iter().any(|start| {
+            line.strip_prefix(*start).is_some_and(|rest| {
+                !is_a_value(rest) && !NOT_FAILURES.iter().any(|s| rest.starts_with(s))
+            })
+        }),
+        Some(b't') if line.starts_with(b"time=") => go_log_error(line),
+        Some(b'd') if line.starts_with(b"docker: Error response from daemon") => true,
+        Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_') => {
+            program_error(line)
+        }
+        _ => false,
+    }
+}
+
+/// Line starts of a logger's error or a tool's error message.
+const ERROR_STARTS: &[&[u8]] = &[
+    b"ERROR:",
+    b"ERROR ",
+    b"Error: ",
+    b"error: ",
+    b"CRITICAL:",
+    b"CRITICAL ",
+    // Julia's `@error` box.
+    "\u{250c} Error: ".as_bytes(),
+];
+
+/// What follows an error start in messages that are not failures: pip's resolver prints its
+/// conflicts as an `ERROR:` and installs anyway.
+const NOT_FAILURES: &[&[u8]] = &[b" pip's dependency resolver"];
+
+/// `program: error: message` or `file.c:12:3: error: message` (also `fatal error:`): the first
+/// word ends with `:` and the next says error.
+fn program_error(line: &[u8]) -> bool {
+    let head = &line[..line.len().min(240)];
+    let Some(space) = memchr::memchr(b' ', head) else {
+        return false;
+    };
+    if space < 2 || head[space - 1] != b':' {
+        return false;
+    }
+    let rest = &line[space + 1..];
+    ["error: ", "fatal error: ", "ERROR: ", "fatal: "]
+        .iter()
+        .any(|word| rest.starts_with(word.as_bytes()))
+}
+
+/// A Go service's log line at level error or fatal: logrus' `time="..." level=fatal msg=...`,
+/// slog's `time=... level=ERROR source=... msg=...`.
+fn go_log_error(line: &[u8]) -> bool {
+    let head = &line[..line.len().min(96)];
+    [
+        " level=fatal",
+        " level=FATAL",
+        " level=error",
+        " level=ERROR",
+        " level=panic",
+    ]
+    .iter()
+    .any(|level| memchr::memmem::find(head, level.as_bytes()).is_some())
 }
 
 /// TensorRT's error lines, which start with a timestamp and name no trigger word:
@@ -77,6 +146,11 @@ fn crash(line: &[u8]) -> bool {
 /// A fatal error that is not a signal's.
 fn fatal(line: &[u8]) -> bool {
     glog_fatal(line)
+        || reports_an_error(line)
+        // systemd's word for a service that failed: `x.service: Main process exited,
+        // code=exited, status=1/FAILURE`, `x.service: Failed with result 'exit-code'.`
+        || has!(line, "/FAILURE")
+        || has!(line, ": Failed with result '")
         || FATAL_STARTS.iter().any(|s| line.starts_with(s))
         || has!(line, "Check failed:")
         || (has!(line, "fatal error") && !has!(line, "non-fatal error"))
@@ -279,6 +353,36 @@ mod tests {
     }
 
     #[test]
+    fn programs_own_error_reports() {
+        for line in [
+            "ERROR:root:Could not load the model",
+            "ERROR 05-29 23:32:19 engine failed to start",
+            "error: command 'C:\\VC\\bin\\cl.exe' failed with exit status 2",
+            "CRITICAL: the checkpoint is corrupt",
+            "\u{250c} Error: This version of CUDA.jl only supports NVIDIA drivers for CUDA 11.x or 12.x",
+            "train.py: error: unrecognized arguments: --bs 8",
+            "slurmctld: error: Setting node nodegpu1 state to INVAL",
+            "/usr/local/cuda/include/crt/host_config.h:119:2: error: #error -- unsupported GNU version!",
+            "x.cu:3:10: fatal error: cuda_fp8.h: No such file or directory",
+            "docker: Error response from daemon: OCI runtime create failed: ...",
+            "time=\"2022-07-19T14:22:41Z\" level=fatal msg=\"Error getting device busid\"",
+            "time=2026-03-11T17:42:09.504-04:00 level=ERROR source=server.go:304 msg=\"llama runner terminated\"",
+            "Aug 27 ubuntu systemd[1]: x.service: Main process exited, code=exited, status=1/FAILURE",
+        ] {
+            assert_eq!(form(line), Some((FailureForm::Fatal, None)), "{line}");
+        }
+        // Those that start their line are looked at without a trigger word.
+        for line in [
+            "ERROR:root:Could not load the model",
+            "train.py: error: unrecognized arguments: --bs 8",
+            "/usr/local/cuda/include/crt/host_config.h:119:2: error: #error -- unsupported",
+            "time=\"2022-07-19T14:22:41Z\" level=fatal msg=\"Error getting device busid\"",
+        ] {
+            assert!(starts_like_failure(line.as_bytes()), "{line}");
+        }
+    }
+
+    #[test]
     fn ordinary_lines_are_not_failures() {
         for line in [
             "Epoch 1/10: loss=0.31",
@@ -303,6 +407,12 @@ mod tests {
             "[08/01/2022-15:41:44] [E] Error[2]: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further information)",
             "F1 score 0.93",
             "/usr/lib/python3/site-packages/foo/ValueError: x",
+            // Reports that are not failures.
+            "ERROR: pip's dependency resolver does not currently take into account all the packages",
+            "Error: 0.25",
+            "time=\"2022-07-19T14:22:41Z\" level=info msg=\"Starting dcgm-exporter\"",
+            "train.py: warning: the flag is deprecated",
+            "loss: 0.31 error: 0.02",
         ] {
             assert_eq!(form(line), None, "{line}");
         }

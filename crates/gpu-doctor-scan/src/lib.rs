@@ -409,11 +409,12 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'/'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
-    // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`).
+    // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`), or
+    // a path (a compiler's `/usr/include/x.h:119:2: error: ...`).
     fixed_start
         || (rest
             .first()
-            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'/'))
             && failure::starts_like_failure(rest))
 }
 

@@ -2563,8 +2563,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             arch.map(|a| format!("{}{a}", detail::COMPILER_TOO_OLD)),
         ));
     }
-    // The NVIDIA container runtime gave up waiting for the driver to bring the GPUs up.
-    if has!(text, "driver rpc error") && has!(text, "timed out") {
+    // The NVIDIA container runtime gave up waiting for the driver to bring the GPUs up
+    // (before 1.0 its words were `initialization error: driver error: timed out`).
+    if (has!(text, "driver rpc error") || has!(text, "initialization error: driver error"))
+        && has!(text, "timed out")
+    {
         return Some(named(EnvKind::NoDriver, detail::DRIVER_RPC_TIMEOUT));
     }
     // The shell's, Windows' and Go's words for a program that is not there.

@@ -17,14 +17,17 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
 When no other rule found an error, looks for the line that says the job failed: a Python
 exception (`ValueError: ...`, `cupy.cuda.cufft.CuFFTError: CUFFT_INVALID_VALUE`), a fatal
 check or an uncaught C++ exception (glog's `F0823 ... Check failed: ...`, `terminate called
-after throwing ...`, `fatal error`), or a crash (`Segmentation fault`, `Aborted (core
-dumped)`). It reports the one that ended the job: among the failure lines near the last one,
+after throwing ...`, `fatal error`), a program's own error report (a logger's `ERROR:` or
+`level=fatal`, `program: error: ...`, a compiler's `file.h:119:2: error: ...`, docker's
+`Error response from daemon`, systemd's `status=1/FAILURE`), or a crash (`Segmentation
+fault`, `Aborted (core dumped)`). It reports the one that ended the job: among the failure lines near the last one,
 the most telling (an exception over a fatal check over a crash; the last of its kind, which in
 a chained Python traceback is the one that ended the job). When the job printed more than 200
 lines after it, it may have been handled, and the finding is a warning. A compiled extension
 that does not load (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`) gets a first
 remedy that says which library it was built against (PyTorch, TensorFlow, by the symbol's C++
-namespace) and how to rebuild it.
+namespace) and how to rebuild it; nvcc refusing the host compiler (`#error -- unsupported
+GNU version! gcc versions later than 6 are not supported!`) gets the compiler to build with.
 
 ## Why is this bad?
 The job failed, but not with an out-of-memory error, a CUDA, cuDNN, cuBLAS or NCCL error, a
@@ -84,6 +87,9 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     .with_evidence(evidence(obs));
     if let Some((remedy, command)) = undefined_symbol_remedy(&obs.text) {
         f = f.with_remedy(remedy, Some(command.to_owned()), None);
+    }
+    if let Some((remedy, command)) = host_compiler_remedy(&obs.text) {
+        f = f.with_remedy(remedy, Some(command), None);
     }
     f = f
     .with_remedy(
@@ -148,6 +154,33 @@ fn undefined_symbol_remedy(text: &str) -> Option<(&'static str, &'static str)> {
             "ldd -r <the .so named in the error> | grep undefined",
         ))
     }
+}
+
+/// nvcc refusing the host compiler (`#error -- unsupported GNU version! gcc versions later
+/// than 6 are not supported!`, the same for clang and Visual Studio): each CUDA release
+/// supports host compilers up to a version, so an up-to-date system compiler is often too new
+/// for an older toolkit.
+fn host_compiler_remedy(text: &str) -> Option<(&'static str, String)> {
+    let (_, what) = text.split_once("#error -- unsupported ")?;
+    let newest = what
+        .split_once("versions later than ")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .filter(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    let command = if what.starts_with("GNU") {
+        let gcc = newest.unwrap_or("<supported>");
+        format!(
+            "export NVCC_CCBIN=/usr/bin/g++-{gcc} CC=gcc-{gcc} CXX=g++-{gcc}   # or: nvcc -ccbin g++-{gcc} ...; a newer CUDA toolkit supports newer gcc"
+        )
+    } else if what.starts_with("clang") {
+        let clang = newest.unwrap_or("<supported>");
+        format!("nvcc -ccbin clang++-{clang} ...   # or a newer CUDA toolkit")
+    } else {
+        "install the Visual Studio version this CUDA release lists, or a CUDA release that supports yours (nvcc -allow-unsupported-compiler at your own risk)".to_owned()
+    };
+    Some((
+        "nvcc does not support this host compiler version: build with a compiler this CUDA release supports, or install a newer CUDA toolkit",
+        command,
+    ))
 }
 
 /// The failure line that ended the job: near the last one, the most telling (a traceback's

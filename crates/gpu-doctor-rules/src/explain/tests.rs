@@ -353,10 +353,11 @@ fn driver_installer_errors_by_what_they_mean() {
         "{}",
         got[0].message
     );
-    // Without the installer's banner a bare `ERROR:` line is someone else's (pip's).
-    assert!(
-        codes("ERROR: Could not find a version that satisfies the requirement torch==9.9\n")
-            .is_empty()
+    // Without the installer's banner a bare `ERROR:` line is someone else's (pip's): a
+    // failure, but not the driver's.
+    assert_eq!(
+        codes("ERROR: Could not find a version that satisfies the requirement torch==9.9\n"),
+        [("GD579".to_owned(), Cause::Other, Severity::Error)]
     );
     // A loaded module: a driver is there and in use.
     let loaded = "ERROR: An NVIDIA kernel module 'nvidia-drm' appears to already be loaded in your kernel.  This may be because it is in use\n";
@@ -1275,6 +1276,13 @@ fn a_missing_nvidia_smi_and_the_runtimes_timeout_say_less_than_no_driver() {
         ),
         (
             "docker: Error response from daemon: OCI runtime create failed: nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.\n",
+            "GD545",
+            Cause::Other,
+            Severity::Error,
+        ),
+        // Its words before 1.0 (1155).
+        (
+            "docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container process caused \"process_linux.go:402: container init caused \\\"process_linux.go:385: running prestart hook 1 caused \\\\\\\"error running hook: exit status 1, stdout: , stderr: exec command: [/usr/bin/nvidia-container-cli --load-kmods configure]\\\\\\\\nnvidia-container-cli: initialization error: driver error: timed out\\\\\\\\n\\\\\\\"\\\"\": unknown.\n",
             "GD545",
             Cause::Other,
             Severity::Error,
@@ -2371,4 +2379,60 @@ fn round_29_families() {
             Cause::Other,
         ),
     ]);
+}
+
+#[test]
+fn a_programs_own_error_report_is_the_failure_when_no_rule_knows_it() {
+    assert_primary_findings(&[
+        // dcgm-exporter's logrus fatal line (1037).
+        (
+            "time=\"2022-07-19T14:22:41Z\" level=info msg=\"Starting dcgm-exporter\"\ntime=\"2022-07-19T14:22:41Z\" level=fatal msg=\"Error getting device busid: API version mismatch\"\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // ollama's slog error (1217).
+        (
+            "time=2026-03-11T17:42:09.504-04:00 level=ERROR source=server.go:304 msg=\"llama runner terminated\" error=\"exit status 1\"\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // A setuptools build whose compiler failed (1258).
+        (
+            "error: command 'C:\\\\VS\\\\bin\\\\HostX86\\\\x64\\\\cl.exe' failed with exit status 2\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // A Julia package's error box (1297).
+        (
+            "\u{250c} Error: This version of CUDA.jl only supports NVIDIA drivers for CUDA 11.x or 12.x (yours is for CUDA 13.0.0)\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // A systemd service that did not start (929).
+        (
+            "Aug 27 21:35:25 ubuntu systemd[1]: nvidia-persistenced.service: Control process exited, code=exited, status=1/FAILURE\n",
+            "GD579",
+            Cause::Other,
+        ),
+    ]);
+    // Not failures: the resolver's note, and an info line.
+    assert!(codes("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed.\n").is_empty());
+    assert!(
+        codes("time=\"2022-07-19T14:22:41Z\" level=info msg=\"DCGM successfully initialized!\"\n")
+            .is_empty()
+    );
+
+    // nvcc refusing a host compiler too new for it (1253) names the compiler to use.
+    let got = explain_text(
+        b"/usr/local/cuda-9.0/bin/..//include/crt/host_config.h:119:2: error: #error -- unsupported GNU version! gcc versions later than 6 are not supported!\n",
+    );
+    assert_eq!(
+        (got[0].code.0.as_str(), got[0].cause),
+        ("GD579", Cause::Other)
+    );
+    assert!(
+        has_remedy_command(&got[0], "NVCC_CCBIN=/usr/bin/g++-6"),
+        "{:?}",
+        got[0].remedies
+    );
 }
