@@ -192,8 +192,15 @@ fn strip_quote_marks(mut s: &str) -> &str {
     while let Some(rest) = s.strip_prefix("> ") {
         s = rest.trim_start();
     }
+    // pytest's mark before each line of the error it reports: `E       RuntimeError: ...`.
+    if let Some(rest) = s.strip_prefix(PYTEST_ERROR_MARK) {
+        s = rest.trim_start();
+    }
     s
 }
+
+/// pytest's mark on the lines of the error a failed test raised.
+const PYTEST_ERROR_MARK: &str = "E   ";
 
 /// The line without vLLM's prefixes: the worker process's `(EngineCore_DP0 pid=418) ` and its
 /// logger's `ERROR 01-29 15:38:21 [core.py:946] `, which stand before every line a vLLM
@@ -254,6 +261,9 @@ pub(crate) fn strip_vllm_prefix_bytes(mut line: &[u8]) -> &[u8] {
 /// keep. Also drops Markdown quote marks and one colour code at the very start (`ESC[31m`).
 pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
     while let Some(rest) = line.strip_prefix(b"> ") {
+        line = rest.trim_ascii_start();
+    }
+    if let Some(rest) = line.strip_prefix(PYTEST_ERROR_MARK.as_bytes()) {
         line = rest.trim_ascii_start();
     }
     line = strip_vllm_prefix_bytes(line);
@@ -361,6 +371,21 @@ mod tests {
             clean(b"ERROR: nvidia-installer").text,
             "ERROR: nvidia-installer"
         );
+    }
+
+    #[test]
+    fn pytests_error_mark_is_not_part_of_the_line() {
+        let line = b"E           RuntimeError: CUDA error: an illegal memory access was encountered";
+        assert_eq!(
+            clean(line).text,
+            "RuntimeError: CUDA error: an illegal memory access was encountered"
+        );
+        assert_eq!(
+            strip_prefixes_bytes(line),
+            b"RuntimeError: CUDA error: an illegal memory access was encountered"
+        );
+        // A word that starts with E is not the mark.
+        assert_eq!(clean(b"Epoch 3   loss 0.1").text, "Epoch 3   loss 0.1");
     }
 
     #[test]
