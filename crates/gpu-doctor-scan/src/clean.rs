@@ -375,7 +375,8 @@ mod tests {
 
     #[test]
     fn pytests_error_mark_is_not_part_of_the_line() {
-        let line = b"E           RuntimeError: CUDA error: an illegal memory access was encountered";
+        let line =
+            b"E           RuntimeError: CUDA error: an illegal memory access was encountered";
         assert_eq!(
             clean(line).text,
             "RuntimeError: CUDA error: an illegal memory access was encountered"

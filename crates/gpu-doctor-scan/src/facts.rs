@@ -281,6 +281,9 @@ pub mod detail {
     pub const STUB_DRIVER_LIBRARY: &str = "the toolkit's stub libcuda";
     /// `torch.cuda.is_available()` answered False, with no reason printed.
     pub const TORCH_NO_GPU: &str = "PyTorch sees no GPU";
+    /// TensorFlow listed no GPU (`[]` after `tf.config.list_physical_devices('GPU')`, `Num
+    /// GPUs Available: 0`), with no reason printed.
+    pub const TENSORFLOW_NO_GPU: &str = "TensorFlow sees no GPU";
     /// No CUDA toolkit to build a CUDA extension with (`CUDA_HOME environment variable is not
     /// set`).
     pub const CUDA_HOME_UNSET: &str = "no CUDA toolkit to build extensions";

@@ -208,6 +208,8 @@ const LINE_STARTS: &[&[u8]] = &[
     // The answer on the line after `print(tf.test.is_built_with_cuda())`.
     b"False",
     b"None",
+    // TensorFlow 1.x's session without a GPU.
+    b"Device mapping: no known devices",
     // nvidia-installer's check that the compiler is the one that built the kernel.
     b"gcc-version-check failed",
     // TensorFlow's stream executor without cuDNN, on a line of its own.

@@ -59,6 +59,9 @@ pub(crate) enum Question {
     CudaBuild(Framework),
     /// Whether PyTorch sees a GPU (`torch.cuda.is_available()`).
     CudaAvailable,
+    /// Which GPUs TensorFlow sees (`tf.config.list_physical_devices('GPU')`,
+    /// `tf.test.is_gpu_available()`).
+    TfGpus,
 }
 
 /// What one line yielded.
@@ -507,6 +510,10 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         ctx.asked = Some(Question::CudaBuild(Framework::Pytorch));
     } else if has!(text, "torch.cuda.is_available()") {
         ctx.asked = Some(Question::CudaAvailable);
+    } else if (has!(text, "list_physical_devices(") && has!(text, "GPU"))
+        || has!(text, "is_gpu_available(")
+    {
+        ctx.asked = Some(Question::TfGpus);
     }
     // The question and its answer on one line: `Is TensorFlow built with CUDA?: False`.
     let same_line = text.ends_with("False")
@@ -527,6 +534,14 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     } else if asked == Some(Question::CudaAvailable) && is_false_answer(text) {
         // The answer at a prompt: `False`, IPython's `Out[2]: False`, a quoted `>>false`.
         detail::TORCH_NO_GPU
+    } else if (asked == Some(Question::TfGpus) && (is_false_answer(text) || is_empty_list(text)))
+        // TensorFlow's guide prints `Num GPUs Available:  0`; its tutorials `GPU is NOT
+        // AVAILABLE`; TensorFlow 1.x's session log `Device mapping: no known devices.`.
+        || (text.starts_with("Num GPUs Available") && text.ends_with(" 0"))
+        || text.ends_with("GPU is NOT AVAILABLE")
+        || text.starts_with("Device mapping: no known devices")
+    {
+        detail::TENSORFLOW_NO_GPU
     } else if text.starts_with("Ultralytics ") && has!(text, "+cpu") {
         // Ultralytics' banner names the torch build: `Ultralytics YOLOv8.1.3 🚀 Python-3.10.11
         // torch-2.1.0+cpu` (a CUDA build shows `+cu121 CUDA:0 (...)`).
@@ -554,6 +569,16 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         env: EnvKind::TorchCpuBuild,
         detail: Some(build.to_owned()),
     })
+}
+
+/// Whether a line is an empty list at a Python prompt (`[]`, IPython's `Out[3]: []`).
+fn is_empty_list(text: &str) -> bool {
+    let answer = text.trim_start_matches('>').trim();
+    let answer = match answer.strip_prefix("Out[") {
+        Some(rest) => rest.split_once("]:").map_or(rest, |(_, a)| a).trim(),
+        None => answer,
+    };
+    answer == "[]"
 }
 
 /// Whether a line is a bare `False` answer at a Python prompt (`False`, `Out[2]: False`,
@@ -774,7 +799,7 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     }
     // The answer to `torch.cuda.is_available()` comes on a line no trigger word finds
     // (`Out[2]: False`, a quoted `>>false`).
-    found.starts_multiline = ctx.asked == Some(Question::CudaAvailable);
+    found.starts_multiline = matches!(ctx.asked, Some(Question::CudaAvailable | Question::TfGpus));
     if has!(text, "nvidia-installer")
         || has!(text, "NVIDIA Software Installer")
         || has!(text, "NVIDIA Accelerated Graphics Driver")

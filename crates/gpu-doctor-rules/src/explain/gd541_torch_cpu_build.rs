@@ -13,7 +13,11 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r#"## What it does
 Finds `Torch not compiled with CUDA enabled` and `compiled without CUDA support`; also
 TensorFlow's `is_built_with_cuda()` answering `False`, conda's `cpuonly` builds and JAX's `a
-CUDA-enabled jaxlib is not installed`.
+CUDA-enabled jaxlib is not installed`. A framework that only says it sees no GPU
+(`torch.cuda.is_available()` answering `False`, TensorFlow's `[]` for
+`list_physical_devices('GPU')`, `Num GPUs Available: 0`, `Device mapping: no known
+devices.`) is reported with low confidence, below any other environment finding, which would
+say why.
 
 ## Why is this bad?
 The installed PyTorch is a CPU-only build (`torch.__version__` ends in `+cpu`,
@@ -47,6 +51,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some(d) if d == detail::JAX_CPU => jax(&hits),
         Some(d) if d == detail::JAX_CPU_FALLBACK => jax_fallback(&hits),
         Some(d) if d == detail::TORCH_NO_GPU => torch_no_gpu(&hits),
+        Some(d) if d == detail::TENSORFLOW_NO_GPU => tensorflow_no_gpu(&hits),
         Some(d) if d == detail::ONNXRUNTIME_CPU => onnxruntime(&hits),
         Some(d) if d == detail::PADDLE_CPU => paddle(&hits),
         Some(d) if d.starts_with(detail::PACKAGE_WITHOUT_CUDA) => {
@@ -158,7 +163,7 @@ fn torch_no_gpu(hits: &[&Observation]) -> Finding {
         "GD541",
         Cause::EnvTorchCpuBuild,
         Severity::Error,
-        "PyTorch sees no GPU (torch.cuda.is_available() is False) and the output does not say why: most often the installed torch is a CPU-only build; with a CUDA build, the driver is missing or older than the build's CUDA, or the container was started without GPUs.",
+        format!("{} (torch.cuda.is_available() is False) and the output does not say why: most often the installed torch is a CPU-only build; with a CUDA build, the driver is missing or older than the build's CUDA, or the container was started without GPUs.", SEES_NO_GPU[0]),
         0.45,
         hits,
     )
@@ -176,6 +181,33 @@ fn torch_no_gpu(hits: &[&Observation]) -> Finding {
         "If it is the CPU build, install a CUDA one from PyTorch's index",
         Some("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126".to_owned()),
         None,
+    )
+}
+
+/// How the findings start that say only that a framework sees no GPU: a symptom, which any
+/// other environment finding explains (see `root_rank`).
+pub(crate) const SEES_NO_GPU: [&str; 2] = ["PyTorch sees no GPU", "TensorFlow sees no GPU"];
+
+/// TensorFlow lists no GPU and says nothing of why (its `Could not load dynamic library`
+/// warnings would have been found by GD543).
+fn tensorflow_no_gpu(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+        Severity::Error,
+        format!("{} and the output does not say why: most often the installed TensorFlow has no GPU support (native Windows builds since 2.11, `pip install tensorflow` without `[and-cuda]` on Linux, no tensorflow-metal on a Mac); otherwise the driver is missing or the container was started without GPUs.", SEES_NO_GPU[1]),
+        0.45,
+        hits,
+    )
+    .with_remedy(
+        "See whether this TensorFlow was built with CUDA and why it skips the GPU (its log says so at level 0)",
+        Some("TF_CPP_MIN_LOG_LEVEL=0 python -c \"import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda(), tf.config.list_physical_devices('GPU'))\"".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "On Linux x86_64, install TensorFlow with its CUDA libraries",
+        Some("pip install 'tensorflow[and-cuda]'".to_owned()),
+        Some("on native Windows use WSL2 (or TensorFlow 2.10, the last with GPU support there); on a Mac, pip install tensorflow-metal".to_owned()),
     )
 }
 

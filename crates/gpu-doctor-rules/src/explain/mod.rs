@@ -218,6 +218,14 @@ fn root_rank(f: &Finding) -> u8 {
         // A missing libcuda is why the runtime then calls the driver "insufficient".
         Cause::EnvLibMissing if f.message.starts_with(gd543_lib_missing::DRIVER_LIBRARY) => 93,
         Cause::EnvLibMissing => 65,
+        // "PyTorch sees no GPU" with no reason is the symptom of any other environment finding.
+        Cause::EnvTorchCpuBuild
+            if gd541_torch_cpu_build::SEES_NO_GPU
+                .iter()
+                .any(|s| f.message.starts_with(s)) =>
+        {
+            64
+        }
         // A driver that is missing or does not match its libraries explains the "no device"
         // errors that come with it.
         Cause::EnvNvmlMismatch | Cause::EnvNoDriver => 92,

@@ -2436,3 +2436,36 @@ fn a_programs_own_error_report_is_the_failure_when_no_rule_knows_it() {
         got[0].remedies
     );
 }
+
+#[test]
+fn tensorflow_that_lists_no_gpu_without_a_reason() {
+    assert_primary_findings(&[
+        // At a prompt (548).
+        (
+            ">>> import tensorflow as tf\n>>> tf.config.list_physical_devices(\"GPU\")\n[]\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // The tutorials' prints (436) and TensorFlow 1.x's session (277).
+        (
+            "Tensor Flow Version: 2.12.0\n\nGPU is NOT AVAILABLE\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        ("Num GPUs Available:  0\n", "GD541", Cause::EnvTorchCpuBuild),
+        (
+            "I tensorflow/core/common_runtime/direct_session.cc:45] Direct session inter op parallelism threads: 8\nDevice mapping: no known devices.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // With the reason printed, the reason is the finding.
+        (
+            "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1934] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.\nNum GPUs Available:  0\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+    ]);
+    // A GPU in the list is no finding.
+    assert!(codes("Num GPUs Available:  1\n").is_empty());
+    assert!(codes(">>> tf.config.list_physical_devices('GPU')\n[PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')]\n").is_empty());
+}
