@@ -289,6 +289,9 @@ pub mod detail {
     pub const CUDA_HOME_UNSET: &str = "no CUDA toolkit to build extensions";
     /// A compiled extension (xFormers) built for another PyTorch, CUDA or Python.
     pub const EXTENSION_BUILD: &str = "a compiled extension built for another PyTorch";
+    /// Starts the detail of a compiled extension that lacks a C++ symbol of the installed
+    /// PyTorch (`_scatter_cuda.so: undefined symbol: _ZN3c10...`); the extension's name follows.
+    pub const TORCH_EXTENSION: &str = "an extension built against another PyTorch: ";
     /// The installed driver branch no longer supports the GPU; an older (legacy) one does.
     pub const LEGACY_GPU: &str = "the driver does not support this GPU";
     /// The CUDA toolkit's ptxas (run on a file by Triton or a build) is older than the PTX it

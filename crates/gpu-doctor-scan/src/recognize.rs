@@ -315,7 +315,7 @@ regex!(
 );
 regex!(
     RE_COULD_NOT_LOCATE_DLL,
-    r"Could not locate ((?:cudnn|cublas|cudart|cufft|curand|cusolver|cusparse|nvrtc|nvinfer|nccl)\w{0,40}\.dll)"
+    r"Could not (?:locate|load library) ((?:cudnn|cublas|cudart|cufft|curand|cusolver|cusparse|nvrtc|nvinfer|nccl)\w{0,40}\.dll)"
 );
 regex!(
     RE_PADDLE_THIRD_PARTY,
@@ -568,6 +568,37 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
     Some(ObsKind::Env {
         env: EnvKind::TorchCpuBuild,
         detail: Some(build.to_owned()),
+    })
+}
+
+/// The extension whose load failed for a missing PyTorch C++ symbol: the file's name before
+/// its first dot (`/site-packages/torch_scatter/_scatter_cuda.so: undefined symbol: _ZN3c10...`
+/// gives `torch_scatter/_scatter_cuda`, with the package folder when there is one).
+fn torch_extension_lacking_a_symbol(text: &str) -> Option<String> {
+    const TORCH_NAMESPACES: [&str; 6] = [
+        "_ZN2at",
+        "_ZNK2at",
+        "_ZN3c10",
+        "_ZNK3c10",
+        "_ZN5torch",
+        "_ZNK5torch",
+    ];
+    let (file, symbol) = text.split_once(": undefined symbol: ")?;
+    if !TORCH_NAMESPACES.iter().any(|p| symbol.starts_with(p)) {
+        return None;
+    }
+    let path = file.rsplit(' ').next()?;
+    let mut parts = path.rsplit('/');
+    let name = parts.next()?.split('.').next()?;
+    let folder = parts
+        .next()
+        .filter(|f| !f.is_empty() && !matches!(*f, "site-packages" | "dist-packages" | "lib"));
+    if name.is_empty() {
+        return None;
+    }
+    Some(match folder {
+        Some(folder) if folder != name => format!("{folder}/{name}"),
+        _ => name.to_owned(),
     })
 }
 
@@ -1944,8 +1975,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((EnvKind::ArchUnsupported, Some(format!("sm_{}", &c[1]))));
     }
     // Windows' loader through a framework's own check: `Could not locate
-    // cudnn_ops_infer64_8.dll. Please make sure it is in your library path!`
-    if has!(text, "Could not locate ")
+    // cudnn_ops_infer64_8.dll. Please make sure it is in your library path!`, cuDNN 8's own
+    // `Could not load library cudnn_ops_infer64_8.dll. Error code 126`.
+    if (has!(text, "Could not locate ") || has!(text, "Could not load library "))
         && let Some(c) = RE_COULD_NOT_LOCATE_DLL.captures(text)
     {
         return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
@@ -2007,6 +2039,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         return Some((
             EnvKind::TorchCpuBuild,
             Some(format!("{}LightGBM", detail::PACKAGE_WITHOUT_CUDA)),
+        ));
+    }
+    // DGL's CPU-only package: `Check failed: allow_missing: Device API cuda is not enabled.
+    // Please install the cuda version of dgl.`
+    if has!(text, "Device API cuda is not enabled") {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}DGL", detail::PACKAGE_WITHOUT_CUDA)),
         ));
     }
     // The open kernel module on a GPU without GSP (Maxwell, Pascal, Volta): `NVRM: installed in
@@ -2521,6 +2561,17 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::LibMissing, Some(lib.as_str().to_owned())));
     }
+    // A compiled extension built against another PyTorch than the installed one: the C++
+    // symbol it needs is in a PyTorch namespace (`flash_attn_2_cuda...so: undefined symbol:
+    // _ZN3c104cuda9SetDeviceEi`).
+    if has!(text, "undefined symbol: _ZN")
+        && let Some(extension) = torch_extension_lacking_a_symbol(text)
+    {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("{}{extension}", detail::TORCH_EXTENSION)),
+        ));
+    }
     // A library (PyTorch's own `libtorch_cuda.so` most often) was linked against a newer
     // NCCL/cuBLAS/cuDNN/... than the one that got loaded: `undefined symbol: ncclCommRegister`.
     if has!(text, "undefined symbol")
@@ -2796,6 +2847,11 @@ fn nccl(text: &str) -> Option<NcclInfo> {
         || has!(text, "collective operation timeout")
         || (has!(text, "NCCL") && has!(text, "timed out"))
         || (has!(text, "WorkNCCL") && has!(text, "timing out"))
+        // The watchdog's description of the work that timed out, on a line of its own when
+        // the message was wrapped (`WorkNCCL(SeqNum=12590, OpType=_ALLGATHER_BASE, ...,`), and
+        // PyTorch ≥ 2.3's `Timeout at NCCL work: 12590, last enqueued NCCL work: ...`.
+        || has!(text, "WorkNCCL(SeqNum=")
+        || has!(text, "Timeout at NCCL work")
         // The watchdog's own stack when the line before it was cut off: `frame #1:
         // c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...)`.
         || has!(text, "WorkNCCL::checkTimeout")

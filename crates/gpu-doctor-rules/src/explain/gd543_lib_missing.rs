@@ -16,7 +16,10 @@ library 'libcudnn.so.8'` (and its summary `Cannot dlopen some GPU libraries`), `
 library libcudnn_cnn_infer.so.8` and the Windows `cudart64_110.dll` forms, and names the CUDA
 major version the library belongs to. Also finds a library that loads but is the wrong
 version: `undefined symbol: ..., version libcublasLt.so.11`, and JAX's or TensorFlow's `Loaded
-runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0`. Any other shared library
+runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0`, and a compiled extension
+built against another PyTorch (`_scatter_cuda.so: undefined symbol: _ZN3c10...`: a symbol in
+one of PyTorch's C++ namespaces), with the install line of the packages that ship a wheel per
+PyTorch release (PyG's, flash-attn, fbgemm-gpu, torchvision/torchaudio). Any other shared library
 the loader cannot find (a GPU stack's, such as ROCm's `libhsa-runtime64.so.1`; a package's own,
 such as `libfaiss.so`; Windows' `Error loading ...caffe2_nvrtc.dll or one of its
 dependencies`; macOS's `Library not loaded`) is reported too, as a missing library of the
@@ -654,6 +657,56 @@ fn extension_mismatch(hits: &[&Observation]) -> Hit {
     }
 }
 
+/// A compiled extension that lacks a C++ symbol of the installed PyTorch: its binary was built
+/// against another PyTorch (each PyTorch release changes its C++ ABI). The packages that ship
+/// per-PyTorch wheels get their own install line.
+fn torch_extension_mismatch(hits: &[&Observation], extension: &str) -> Hit {
+    let package = extension.split('/').next().unwrap_or(extension);
+    let command = if [
+        "torch_scatter",
+        "torch_sparse",
+        "torch_cluster",
+        "torch_spline_conv",
+        "pyg_lib",
+    ]
+    .contains(&package)
+    {
+        "pip install --force-reinstall --no-cache-dir torch-scatter torch-sparse -f https://data.pyg.org/whl/torch-<torch.__version__ without +cuXYZ>+<cuXYZ>.html"
+    } else if package.starts_with("flash_attn") {
+        "pip install --force-reinstall --no-build-isolation --no-cache-dir flash-attn   # or the release wheel named for this torch, CUDA and Python"
+    } else if package.starts_with("fbgemm_gpu") {
+        "pip install --force-reinstall fbgemm-gpu --index-url https://download.pytorch.org/whl/<cuXYZ>   # the fbgemm-gpu release made with this torch release"
+    } else if ["torchaudio", "torchvision", "_torchaudio"].contains(&package) {
+        "pip install --force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/<cuXYZ>   # the three from one release"
+    } else {
+        "pip install --force-reinstall --no-build-isolation --no-cache-dir <the extension's package>   # built against the installed torch"
+    };
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!(
+            "The compiled extension `{extension}` was built against another PyTorch than the one installed: it needs a C++ symbol that this torch does not have, so it cannot load."
+        ),
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "See which torch and CUDA are installed: the extension must be the build for exactly these",
+        Some("python -c 'import torch; print(torch.__version__, torch.version.cuda)'".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Reinstall the extension built for this torch (or install the torch it was built for)",
+        Some(command.to_owned()),
+        None,
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
 /// A CUDA library that loads but is not the version the package was built against.
 fn wrong_version(hits: &[&Observation]) -> Hit {
     let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
@@ -668,6 +721,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what == detail::EXTENSION_BUILD {
         return extension_mismatch(hits);
+    }
+    if let Some(extension) = what.strip_prefix(detail::TORCH_EXTENSION) {
+        return torch_extension_mismatch(hits, extension);
     }
     if what == detail::IMAGE_DRIVER_LIBRARIES {
         return image_driver_libraries(hits);

@@ -24,9 +24,9 @@ fault`, `Aborted (core dumped)`). It reports the one that ended the job: among t
 the most telling (an exception over a fatal check over a crash; the last of its kind, which in
 a chained Python traceback is the one that ended the job). When the job printed more than 200
 lines after it, it may have been handled, and the finding is a warning. A compiled extension
-that does not load (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`) gets a first
-remedy that says which library it was built against (PyTorch, TensorFlow, by the symbol's C++
-namespace) and how to rebuild it; nvcc refusing the host compiler (`#error -- unsupported
+that does not load (`_regex_split_ops.so: undefined symbol: _ZN10tensorflow...`) gets a first
+remedy that says which library it was built against (TensorFlow, by the symbol's C++
+namespace; one built against another PyTorch is GD543's) and how to rebuild it; nvcc refusing the host compiler (`#error -- unsupported
 GNU version! gcc versions later than 6 are not supported!`) gets the compiler to build with.
 
 ## Why is this bad?
@@ -119,31 +119,19 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     })
 }
 
-/// A compiled extension that does not load because a C++ symbol of its host library is
-/// missing (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`): it was built against
-/// another version of that library. The mangled name's namespace says which.
+/// A compiled library that does not load because a C++ symbol of its host library is missing
+/// (`_regex_split_ops.so: undefined symbol: _ZN10tensorflow...`): it was built against another
+/// version of that library. The mangled name's namespace says which. (One built against
+/// another PyTorch is GD543's: the scanner knows PyTorch's namespaces.)
 fn undefined_symbol_remedy(text: &str) -> Option<(&'static str, &'static str)> {
     let (_, symbol) = text.split_once("undefined symbol: ")?;
-    let torch = [
-        "_ZN2at",
-        "_ZNK2at",
-        "_ZN3c10",
-        "_ZNK3c10",
-        "_ZN5torch",
-        "_ZNK5torch",
-    ];
     let tensorflow = [
         "_ZN10tensorflow",
         "_ZNK10tensorflow",
         "_ZN6tflite",
         "_ZN3tsl",
     ];
-    if torch.iter().any(|p| symbol.starts_with(p)) {
-        Some((
-            "The extension was built against another PyTorch than the one installed: reinstall it built for this torch (or install the torch it was built for)",
-            "python -c 'import torch; print(torch.__version__, torch.version.cuda)'; pip install --force-reinstall --no-build-isolation --no-cache-dir <extension>",
-        ))
-    } else if tensorflow.iter().any(|p| symbol.starts_with(p)) {
+    if tensorflow.iter().any(|p| symbol.starts_with(p)) {
         Some((
             "The op library was built against another TensorFlow than the one installed: install the release of the package made for this TensorFlow",
             "pip show tensorflow <package>   # then pin the pair the package documents",

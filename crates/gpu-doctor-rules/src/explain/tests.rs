@@ -2170,12 +2170,11 @@ fn a_refused_preallocation_needs_its_retry_to_say_others_were_there() {
 fn an_undefined_symbol_names_the_library_the_extension_was_built_against() {
     let torch = b"ImportError: /usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops15sum_IntList_out4callERKNS_6TensorE\n";
     let f = &explain_text(torch)[0];
-    assert_eq!((f.code.0.as_str(), f.cause), ("GD579", Cause::Other));
-    assert!(
-        f.remedies[0].action.contains("another PyTorch"),
-        "{:?}",
-        f.remedies[0]
+    assert_eq!(
+        (f.code.0.as_str(), f.cause),
+        ("GD543", Cause::EnvLibMissing)
     );
+    assert!(f.message.contains("another PyTorch"), "{}", f.message);
     let tf = b"tensorflow.python.framework.errors_impl.NotFoundError: /x/matpackops.so: undefined symbol: _ZNK10tensorflow6Tensor20ComputeFlatInnerDimsEx\n";
     assert!(
         explain_text(tf)[0].remedies[0]
@@ -2468,4 +2467,55 @@ fn tensorflow_that_lists_no_gpu_without_a_reason() {
     // A GPU in the list is no finding.
     assert!(codes("Num GPUs Available:  1\n").is_empty());
     assert!(codes(">>> tf.config.list_physical_devices('GPU')\n[PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU')]\n").is_empty());
+}
+
+#[test]
+fn round_30_families() {
+    assert_primary_findings(&[
+        // cuDNN 8's own words for its missing DLL on Windows (1316).
+        (
+            "Could not load library cudnn_ops_infer64_8.dll. Error code 126\nPlease make sure cudnn_ops_infer64_8.dll is in your library path!\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // The watchdog's timeout wrapped over three lines (1320).
+        (
+            "[Rank 1] Watchdog caught collective operation timeout:\nWorkNCCL(SeqNum=12590, OpType=_ALLGATHER_BASE, NumelIn=1404928, NumelOut=2809856,\n         Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n",
+            "GD531",
+            Cause::NcclError,
+        ),
+        // DGL's CPU-only package (1322).
+        (
+            "dgl._ffi.base.DGLError: [14:00:04] /opt/dgl/src/runtime/c_runtime_api.cc:82: Check failed: allow_missing: Device API cuda is not enabled. Please install the cuda version of dgl.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // An extension built against another PyTorch, on a line of its own before the
+        // traceback it causes (1319).
+        (
+            "/usr/local/lib/python3.10/dist-packages/fbgemm_gpu/fbgemm_gpu_py.so: undefined symbol: _ZNK5torch8autograd4Node4nameEv\nTraceback (most recent call last):\n  File \"train.py\", line 29, in <module>\n    import fbgemm_gpu\nAttributeError: '_OpNamespace' 'fbgemm' object has no attribute 'jagged_2d_to_dense'\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A TensorFlow op library stays a failure of its own (GD579, `other`).
+        (
+            "tensorflow.python.framework.errors_impl.NotFoundError: /usr/lib/python3/site-packages/tensorflow_text/python/ops/_regex_split_ops.so: undefined symbol: _ZN10tensorflow6StatusC1ENS_5error4CodeESt17basic_string_viewIcSt11char_traitsIcEENS_14SourceLocationE\n",
+            "GD579",
+            Cause::Other,
+        ),
+    ]);
+    // The PyG extensions get PyG's wheel index.
+    let got = explain_text(
+        b"OSError: /envs/x/lib/python3.8/site-packages/torch_sparse/_version_cpu.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSs\n",
+    );
+    assert!(
+        got[0].message.contains("`torch_sparse/_version_cpu`"),
+        "{}",
+        got[0].message
+    );
+    assert!(
+        has_remedy_command(&got[0], "https://data.pyg.org/whl/"),
+        "{:?}",
+        got[0].remedies
+    );
 }
