@@ -78,6 +78,9 @@ pub enum OomStyle {
     /// (`The model's max seq len (4096) is larger than the maximum number of tokens that can be
     /// stored in KV cache (3664)`, `No available memory for the cache blocks`).
     KvCache,
+    /// Triton: a kernel's block needs more on-chip shared memory than the GPU has (`out of
+    /// resource: shared memory, Required: 131072, Hardware limit: 101376`).
+    SharedMemory,
     /// Anything else that plainly says out of memory.
     Generic,
 }
@@ -292,6 +295,9 @@ pub mod detail {
     /// Starts the detail of a compiled extension that lacks a C++ symbol of the installed
     /// PyTorch (`_scatter_cuda.so: undefined symbol: _ZN3c10...`); the extension's name follows.
     pub const TORCH_EXTENSION: &str = "an extension built against another PyTorch: ";
+    /// Starts the detail of a CUDA header the compiler cannot find (`fatal error: cuda.h: No
+    /// such file or directory`); the header follows.
+    pub const CUDA_HEADER: &str = "a CUDA header not found: ";
     /// The installed driver branch no longer supports the GPU; an older (legacy) one does.
     pub const LEGACY_GPU: &str = "the driver does not support this GPU";
     /// The CUDA toolkit's ptxas (run on a file by Triton or a build) is older than the PTX it

@@ -181,7 +181,7 @@ regex!(
 );
 regex!(
     RE_CUDA_NUMBER,
-    r"(?:cuda runtime error \((\d+)\)|CUDA error\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+))"
+    r"(?:cuda runtime error \((\d+)\)|(?:CUDA|Cuda|cuda) error:?\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+))"
 );
 // (`fail` at the end of a line: a hard-wrapped `failed.`)
 regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? fail(?:ed|$)");
@@ -600,6 +600,38 @@ fn torch_extension_lacking_a_symbol(text: &str) -> Option<String> {
         Some(folder) if folder != name => format!("{folder}/{name}"),
         _ => name.to_owned(),
     })
+}
+
+/// The CUDA header in a compiler's `fatal error: <header>: No such file or directory`.
+fn cuda_header_not_found(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once("fatal error: ")?;
+    let (header, _) = rest.split_once(": No such file or directory")?;
+    let name = header.rsplit('/').next()?;
+    let cuda = [
+        "cuda",
+        "cudnn",
+        "cublas",
+        "cufft",
+        "curand",
+        "cusparse",
+        "cusolver",
+        "nccl",
+        "nvrtc",
+        "nvToolsExt",
+        "nvtx3",
+        "cupti",
+        "thrust",
+        "cub",
+        "npp",
+        "nvml",
+    ];
+    let header_file = std::path::Path::new(name)
+        .extension()
+        .is_some_and(|e| ["h", "hpp", "cuh"].iter().any(|h| e.eq_ignore_ascii_case(h)));
+    header_file
+        .then_some(())
+        .filter(|()| cuda.iter().any(|c| name.starts_with(c)) || header.contains("cuda/"))
+        .map(|()| header.trim())
 }
 
 /// Whether a line is an empty list at a Python prompt (`[]`, IPython's `Out[3]: []`).
@@ -1437,6 +1469,12 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         return Some((o, false));
     }
     // MXNet's pooled storage manager: `cudaMalloc failed: out of memory`.
+    // Triton's kernel needs more shared memory per block than the GPU has (consumer GPUs have
+    // about 100 KiB, the data-center ones the kernels were tuned on 160–228 KiB).
+    if has!(text, "out of resource: shared memory") {
+        o.style = Some(OomStyle::SharedMemory);
+        return Some((o, false));
+    }
     // vLLM sizes its KV cache from the memory left after the weights.
     if has!(text, "can be stored in KV cache")
         || has!(text, "No available memory for the cache blocks")
@@ -2686,6 +2724,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         text,
         "kernel driver does not appear to be running on this host",
     ) || has!(text, "could not open the device file /dev/nvidia")
+        // docker passing a device node the host does not have (`--device /dev/nvidia-uvm`):
+        // `error gathering device information while adding custom device "/dev/nvidia-uvm":
+        // no such file or directory`: the driver (or its uvm module) is not loaded.
+        || (has!(text, "adding custom device \"/dev/nvidia")
+            && has!(text, "no such file or directory"))
     {
         return Some((EnvKind::NoDriver, None));
     }
@@ -2746,6 +2789,27 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         ));
     }
     // The GPU has no bfloat16 (before Ampere): PyTorch's autocast refuses it.
+    // A build that cannot find CUDA's headers: `x.cu.cc:10:0: fatal error: cuda/include/cuda.h:
+    // No such file or directory`, `fatal error: cudnn.h: No such file or directory`.
+    if has!(text, "fatal error: ")
+        && has!(text, ": No such file or directory")
+        && let Some(header) = cuda_header_not_found(text)
+    {
+        return Some((
+            EnvKind::LibMissing,
+            Some(format!("{}{header}", detail::CUDA_HEADER)),
+        ));
+    }
+    // torch.compile's Triton backend refusing a GPU before Volta: `Found NVIDIA GeForce GTX 1070
+    // which is too old to be supported by the triton GPU compiler, ... Triton only supports
+    // devices of CUDA Capability >= 7.0`.
+    if has!(text, "too old to be supported by the triton GPU compiler") {
+        let needed = text
+            .split_once("CUDA Capability >= ")
+            .and_then(|(_, rest)| rest.split([',', ' ']).next())
+            .map_or_else(|| "70".to_owned(), |v| v.replace('.', ""));
+        return Some((EnvKind::ArchUnsupported, Some(format!("needs sm_{needed}"))));
+    }
     if has!(text, "does not support bfloat16") {
         return Some((
             EnvKind::ArchUnsupported,

@@ -108,11 +108,33 @@ pub(crate) fn asked_phrase(a: &OomAnalysis) -> String {
                 ),
             }
         }
+        _ if i.style == Some(gpu_doctor_scan::OomStyle::SharedMemory) => {
+            match (
+                number_after(&a.primary.text, "Required:"),
+                number_after(&a.primary.text, "Hardware limit:"),
+            ) {
+                (Some(needed), Some(limit)) => format!(
+                    "a Triton kernel needs {needed} bytes of shared memory per block and this GPU has {limit}{gpu}{ranks}"
+                ),
+                _ => format!(
+                    "a Triton kernel needs more shared memory per block than this GPU has{gpu}{ranks}"
+                ),
+            }
+        }
         _ if i.style == Some(gpu_doctor_scan::OomStyle::Library) => format!(
             "a CUDA library (cuBLAS/cuDNN) could not get memory for its handle or workspace{gpu}{ranks}"
         ),
         _ => format!("an allocation failed{gpu}{ranks}"),
     }
+}
+
+/// The number right after `label` in Triton's message: `Required: 110592`.
+fn number_after<'t>(text: &'t str, label: &str) -> Option<&'t str> {
+    let rest = text[text.find(label)? + label.len()..].trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
 }
 
 /// The number in `(...)` right after `label` in vLLM's message: `max seq len (4096)`.
@@ -197,6 +219,19 @@ pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
         )),
         _ => Some("activation memory scales with the batch size".to_owned()),
     };
+    if i.style == Some(gpu_doctor_scan::OomStyle::SharedMemory) {
+        out.push((
+            "Use smaller blocks or fewer pipeline stages in the kernel's configs: shared memory grows with BLOCK sizes × num_stages".to_owned(),
+            Some("triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64}, num_stages=2)   # in the kernel's @triton.autotune configs".to_owned()),
+            Some("consumer GPUs have about 100 KiB per block; kernels tuned on A100/H100 (164–228 KiB) may not fit".to_owned()),
+        ));
+        out.push((
+            "With torch.compile or a library's Triton kernels: upgrade it (newer releases pick configs by the GPU's limit), or compile without max-autotune".to_owned(),
+            Some("pip install -U torch triton   # torch.compile(model) instead of mode=\"max-autotune\"".to_owned()),
+            None,
+        ));
+        return out;
+    }
     if i.style == Some(gpu_doctor_scan::OomStyle::KvCache) {
         let room = tokens_after(&a.primary.text, "stored in KV cache").unwrap_or("<fewer tokens>");
         out.push((

@@ -56,7 +56,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         i.free_bytes,
         i.requested_bytes,
     ) {
-        (_, Some(free), Some(req)) if free >= req && req > 0 => format!(
+        // The same test as the analysis: equal figures are the message's rounding, not
+        // enough free memory.
+        (_, Some(free), Some(req)) if free >= req + super::oom::FREE_MARGIN && req > 0 => format!(
             "the GPU reported {} free, more than the {} requested, yet the allocation failed: the free memory is not in one piece",
             size(free),
             size(req)

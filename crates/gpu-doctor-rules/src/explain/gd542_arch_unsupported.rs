@@ -196,6 +196,16 @@ fn needs_newer_gpu(hits: &[&Observation], needed: &str) -> Hit {
         0.9,
         hits,
     );
+    let triton = hits.iter().any(|o| o.text.contains("triton"));
+    let f = if triton {
+        f.with_remedy(
+            "Run without Triton: this GPU can still run the model uncompiled, or compiled by a backend that does not generate Triton kernels",
+            Some("torch.compile(model, backend=\"aot_eager\")   # or no torch.compile; TORCHDYNAMO_DISABLE=1 turns it off".to_owned()),
+            None,
+        )
+    } else {
+        f
+    };
     let f = if ampere {
         f.with_remedy(
             "Use the code path this GPU has: half precision instead of bfloat16, PyTorch's own attention instead of FlashAttention 2",

@@ -120,6 +120,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if let Some(header) = lib
+        .as_deref()
+        .and_then(|l| l.strip_prefix(detail::CUDA_HEADER))
+    {
+        return vec![Hit {
+            finding: cuda_header_missing(&hits, header),
+            seq: first.seq,
+        }];
+    }
     if lib.as_deref() == Some(detail::CUDA_HOME_UNSET) {
         return vec![Hit {
             finding: cuda_home_unset(&hits),
@@ -352,6 +361,29 @@ fn cuda_home_unset(hits: &[&Observation]) -> Finding {
         "Install the CUDA toolkit of the version PyTorch was built with, and point CUDA_HOME at it",
         Some("python -c 'import torch; print(torch.version.cuda)'; export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH".to_owned()),
         Some("conda: conda install -c nvidia cuda-toolkit=12.8; or install a prebuilt wheel of the extension instead of building it".to_owned()),
+    )
+}
+
+/// A build that cannot find a CUDA header: the toolkit (or the library's development
+/// package: cuDNN, NCCL) is not installed, or not on the compiler's include path.
+fn cuda_header_missing(hits: &[&Observation], header: &str) -> Finding {
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!("The build cannot find the CUDA header `{header}`: the CUDA toolkit (or the library's development package) is not installed, or its include folder is not on the compiler's include path."),
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Find the header, then put its folder on the include path (or point CUDA_HOME at the toolkit)",
+        Some(format!("find / -name '{}' -path '*include*' 2>/dev/null | head; export CUDA_HOME=/usr/local/cuda CPATH=$CUDA_HOME/include:$CPATH", header.rsplit('/').next().unwrap_or(header))),
+        Some("nvcc: -I$CUDA_HOME/include; CMake: find_package(CUDAToolkit)".to_owned()),
+    )
+    .with_remedy(
+        "If it is not there, install the toolkit's (or the library's) development files",
+        Some("sudo apt install cuda-toolkit-12-8   # cuDNN: libcudnn9-dev-cuda-12; NCCL: libnccl-dev; pip: nvidia-cuda-runtime-cu12 ships cuda_runtime.h".to_owned()),
+        None,
     )
 }
 

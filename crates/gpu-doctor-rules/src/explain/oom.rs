@@ -17,7 +17,7 @@ use gpu_doctor_scan::{Framework, LogFacts, ObsKind, Observation, OomInfo, OomSty
 const MIB: u64 = 1 << 20;
 
 /// How much more than the request the reported free memory must be to count as enough.
-const FREE_MARGIN: u64 = 16 * MIB;
+pub(crate) const FREE_MARGIN: u64 = 16 * MIB;
 
 /// What the OOM messages and the readings around them say.
 #[derive(Debug, Clone)]

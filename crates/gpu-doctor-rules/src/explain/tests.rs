@@ -2519,3 +2519,70 @@ fn round_30_families() {
         got[0].remedies
     );
 }
+
+#[test]
+fn round_31_families() {
+    assert_primary_findings(&[
+        // A CUDA error by number in nvdiffrast's words (1339).
+        (
+            "RuntimeError: Cuda error: 700[cudaMemcpyAsync(&atomics[0], m_crAtomics.getPtr(), sizeof(CRAtomics) * m_numImages, cudaMemcpyDeviceToHost, stream);]\n",
+            "GD510",
+            Cause::IllegalAccess,
+        ),
+        // Triton's kernel larger than the GPU's shared memory (1350).
+        (
+            "triton.code_gen.OutOfResources: out of resource: shared memoryRequired: 110592Hardware limit: 101376\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // torch.compile's Triton backend on a GPU before Volta (1352).
+        (
+            "RuntimeError: Found NVIDIA GeForce GTX 1070 which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // A build without CUDA's headers (1355).
+        (
+            "/x/tensorflow/include/tensorflow/core/util/cuda_kernel_helper.h:24:31: fatal error: cuda/include/cuda.h: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // docker asked for a device node the host does not have (1365).
+        (
+            "Error response from daemon: error gathering device information while adding custom device \"/dev/nvidia-uvm\": no such file or directory\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+    ]);
+    let triton = explain_text(
+        b"triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.\n",
+    );
+    assert!(
+        triton[0]
+            .message
+            .contains("needs 131072 bytes of shared memory per block and this GPU has 101376"),
+        "{}",
+        triton[0].message
+    );
+    assert!(has_remedy_command(&triton[0], "num_stages"));
+    let old = explain_text(
+        b"RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0\n",
+    );
+    assert!(
+        has_remedy_command(&old[0], "aot_eager"),
+        "{:?}",
+        old[0].remedies
+    );
+    // Free memory equal to the request (the message's rounding) is not "more than" it: the
+    // fragmentation, when there is one, is the allocator's unallocated reserve (1342).
+    let equal = explain_text(
+        b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.63 GiB. GPU 0 has a total capacty of 44.31 GiB of which 4.63 GiB is free. Including non-PyTorch memory, this process has 39.67 GiB memory in use. Of the allocated memory 35.84 GiB is allocated by PyTorch, and 3.27 GiB is reserved by PyTorch but unallocated.\n",
+    );
+    assert!(
+        !equal[0]
+            .message
+            .contains("more than the 4.63 GiB requested"),
+        "{}",
+        equal[0].message
+    );
+}
