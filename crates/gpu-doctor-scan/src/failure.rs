@@ -43,11 +43,16 @@ fn reports_an_error(line: &[u8]) -> bool {
         }),
         Some(b't') if line.starts_with(b"time=") => go_log_error(line),
         Some(b'd') if line.starts_with(b"docker: Error response from daemon") => true,
+        // The loader refusing a library, which names it first: `/path/ext.so: undefined
+        // symbol: _ZN3c10...`.
+        Some(b'/')
+            if memchr::memmem::find(&line[..line.len().min(400)], b": undefined symbol: ")
+                .is_some() =>
+        {
+            true
+        }
         Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_') => {
             program_error(line)
-                // The loader refusing a library: `/path/ext.so: undefined symbol: _ZN3c10...`.
-                || memchr::memmem::find(&line[..line.len().min(400)], b": undefined symbol: ")
-                    .is_some()
         }
         _ => false,
     }
