@@ -28,6 +28,10 @@ pub fn clean(raw: &[u8]) -> Clean {
         service.to_owned()
     });
     s = strip_vllm_prefix(s);
+    if let Some(rest) = absl_info_prefix(s.as_bytes()) {
+        // Only ASCII was removed, so the rest starts on a character boundary.
+        s = &s[s.len() - rest.len()..];
+    }
     let mut rank = None;
     // Launchers nest prefixes (`[default0]:[rank0]: ...`): peel a few.
     for _ in 0..3 {
@@ -202,6 +206,28 @@ fn strip_quote_marks(mut s: &str) -> &str {
 /// pytest's mark on the lines of the error a failed test raised.
 const PYTEST_ERROR_MARK: &str = "E   ";
 
+/// What follows glog's and absl's prefix on an information or warning line (`I0716
+/// 21:59:58.942886 139668278384448 run_docker.py:180] `): AlphaFold's docker runner, JAX's and
+/// XLA's C++ logging relay other programs' output through it. Fatal lines (`F0823 ...`) keep
+/// theirs: it is what makes them fatal.
+pub(crate) fn absl_info_prefix(line: &[u8]) -> Option<&[u8]> {
+    if !(matches!(line.first(), Some(b'I' | b'W'))
+        && line.len() > 24
+        && line[1..5].iter().all(u8::is_ascii_digit)
+        && line[5] == b' '
+        && line[8] == b':')
+    {
+        return None;
+    }
+    let head = &line[..line.len().min(160)];
+    let close = memchr::memmem::find(head, b"] ")?;
+    // The place before the bracket: `file.py:180`.
+    let place = &head[..close];
+    let colon = memchr::memrchr(b':', place)?;
+    (colon + 1 < place.len() && place[colon + 1..].iter().all(u8::is_ascii_digit))
+        .then(|| line[close + 2..].trim_ascii_start())
+}
+
 /// The line without vLLM's prefixes: the worker process's `(EngineCore_DP0 pid=418) ` and its
 /// logger's `ERROR 01-29 15:38:21 [core.py:946] `, which stand before every line a vLLM
 /// worker prints (a traceback's too).
@@ -267,6 +293,9 @@ pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
         line = rest.trim_ascii_start();
     }
     line = strip_vllm_prefix_bytes(line);
+    if let Some(rest) = absl_info_prefix(line) {
+        line = rest;
+    }
     if line.first() == Some(&0x1b) && line.get(1) == Some(&b'[') {
         if let Some(end) = line
             .iter()
@@ -370,6 +399,23 @@ mod tests {
         assert_eq!(
             clean(b"ERROR: nvidia-installer").text,
             "ERROR: nvidia-installer"
+        );
+    }
+
+    #[test]
+    fn absl_prefix_is_not_part_of_the_line() {
+        let line = b"I0716 21:59:58.942886 139668278384448 run_docker.py:180] RuntimeError: cuSolver internal error";
+        assert_eq!(clean(line).text, "RuntimeError: cuSolver internal error");
+        assert_eq!(
+            strip_prefixes_bytes(line),
+            b"RuntimeError: cuSolver internal error"
+        );
+        // A fatal line keeps its prefix; a line that only starts with I and digits is left.
+        let fatal = "F0823 10:05:15.257066  3197 hl_cuda_cublas.cc:137] Check failed: a == b";
+        assert_eq!(clean(fatal.as_bytes()).text, fatal);
+        assert_eq!(
+            clean(b"I1234 is not a log line").text,
+            "I1234 is not a log line"
         );
     }
 

@@ -298,6 +298,9 @@ pub mod detail {
     /// Starts the detail of a CUDA header the compiler cannot find (`fatal error: cuda.h: No
     /// such file or directory`); the header follows.
     pub const CUDA_HEADER: &str = "a CUDA header not found: ";
+    /// The driver's OptiX is older than the OptiX SDK the software was built with
+    /// (`OPTIX_ERROR_UNSUPPORTED_ABI_VERSION`).
+    pub const OPTIX_ABI: &str = "the driver's OptiX is older than the software's";
     /// The installed driver branch no longer supports the GPU; an older (legacy) one does.
     pub const LEGACY_GPU: &str = "the driver does not support this GPU";
     /// The CUDA toolkit's ptxas (run on a file by Triton or a build) is older than the PTX it

@@ -15,7 +15,7 @@ use crate::facts::{FailureForm, ObsKind};
 pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
     match line.first() {
         Some(b'F') if glog_fatal(line) => true,
-        Some(b'S' | b'A' | b'B' | b't' | b'F')
+        Some(b'S' | b'A' | b'B' | b't' | b'F' | b'K')
             if CRASH_STARTS
                 .iter()
                 .chain(FATAL_STARTS)
@@ -147,6 +147,10 @@ fn crash(line: &[u8]) -> bool {
         // user`.
         || line == b"Aborted"
         || line.starts_with(b"Aborted (")
+        // SIGKILL, most often the kernel's OOM killer: the shell's `Killed`, a script's
+        // `./run.sh: line 3: 12345 Killed   python train.py`.
+        || line.trim_ascii_end() == b"Killed"
+        || (has!(line, ": line ") && has!(line, " Killed "))
         || has!(line, "Segmentation fault")
         || has!(line, "core dumped")
 }
@@ -177,7 +181,7 @@ fn fatal(line: &[u8]) -> bool {
 }
 
 /// Line starts of a process that died: the shell's and libc's words for a signal.
-const CRASH_STARTS: &[&[u8]] = &[b"Segmentation fault", b"Aborted", b"Bus error"];
+const CRASH_STARTS: &[&[u8]] = &[b"Segmentation fault", b"Aborted", b"Bus error", b"Killed"];
 
 /// Line starts of a fatal error that is not a signal's: Python's and the C++ runtime's.
 const FATAL_STARTS: &[&[u8]] = &[b"Fatal Python error", b"terminate called after throwing"];

@@ -210,6 +210,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"None",
     // TensorFlow 1.x's session without a GPU.
     b"Device mapping: no known devices",
+    // OptiX's own status names no trigger word (`OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)`).
+    b"OPTIX_ERROR_",
     // nvidia-installer's check that the compiler is the one that built the kernel.
     b"gcc-version-check failed",
     // TensorFlow's stream executor without cuDNN, on a line of its own.
@@ -272,7 +274,7 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             rest.get(digits..digits + 2) == Some(b"]:".as_slice())
                 && line_start_matches(&rest[digits + 2..])
         }
-        Some(b'[' | 0x1b | b'r' | b'>' | b'(' | b'E') => {
+        Some(b'[' | 0x1b | b'r' | b'>' | b'(' | b'E' | b'I' | b'W') => {
             let rest = clean::strip_prefixes_bytes(line);
             if rest.len() < line.len() {
                 // What follows a prefix gets every look a bare line gets (a quoted dmesg line,

@@ -531,6 +531,13 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
             Framework::Tensorflow => detail::TENSORFLOW_CPU,
             _ => detail::PYTORCH_CPU,
         }
+    } else if has!(text, "but CUDA is not available")
+        && (has!(text, "GradScaler") || has!(text, "device_type of 'cuda'"))
+    {
+        // torch's own warnings when asked for CUDA it cannot see: `torch.cuda.amp.GradScaler is
+        // enabled, but CUDA is not available.  Disabling.`, autocast's `User provided
+        // device_type of 'cuda', but CUDA is not available. Disabling`.
+        detail::TORCH_NO_GPU
     } else if asked == Some(Question::CudaAvailable) && is_false_answer(text) {
         // The answer at a prompt: `False`, IPython's `Out[2]: False`, a quoted `>>false`.
         detail::TORCH_NO_GPU
@@ -602,6 +609,21 @@ fn torch_extension_lacking_a_symbol(text: &str) -> Option<String> {
     })
 }
 
+/// The CUDA DLL a Windows loader message names (`...\\torch\\lib\\cudnn_cnn_infer64_8.dll" or`).
+fn cuda_dll_named(text: &str) -> Option<&str> {
+    let end = text.find(".dll\"")? + 4;
+    let start = text[..end]
+        .rfind(['\\', '/', ' ', '"'])
+        .map_or(0, |i| i + 1);
+    let dll = &text[start..end];
+    [
+        "cudnn", "cublas", "cudart", "cufft", "curand", "cusolver", "cusparse", "nvrtc", "nvcuda",
+    ]
+    .iter()
+    .any(|p| dll.starts_with(p))
+    .then_some(dll)
+}
+
 /// The CUDA header in a compiler's `fatal error: <header>: No such file or directory`.
 fn cuda_header_not_found(text: &str) -> Option<&str> {
     let (_, rest) = text.split_once("fatal error: ")?;
@@ -625,9 +647,11 @@ fn cuda_header_not_found(text: &str) -> Option<&str> {
         "npp",
         "nvml",
     ];
-    let header_file = std::path::Path::new(name)
-        .extension()
-        .is_some_and(|e| ["h", "hpp", "cuh"].iter().any(|h| e.eq_ignore_ascii_case(h)));
+    let header_file = std::path::Path::new(name).extension().is_some_and(|e| {
+        ["h", "hpp", "cuh"]
+            .iter()
+            .any(|h| e.eq_ignore_ascii_case(h))
+    });
     header_file
         .then_some(())
         .filter(|()| cuda.iter().any(|c| name.starts_with(c)) || header.contains("cuda/"))
@@ -690,6 +714,8 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         // make failing in DKMS's build tree of the NVIDIA module: `make[2]: *** [...:
         // /var/lib/dkms/nvidia/470.239.06/build] Error 2` (the word is translated: `Chyba 2`).
         || (text.starts_with("make") && has!(text, ": *** [") && has!(text, "/dkms/nvidia"))
+        // nvidia-installer refusing while nouveau drives the GPU (its banner may be cut off).
+        || has!(text, "Nouveau kernel driver is currently in use")
     {
         DriverInstallOutcome::Failed
     } else {
@@ -2079,6 +2105,31 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("{}LightGBM", detail::PACKAGE_WITHOUT_CUDA)),
         ));
     }
+    // A miner or monitor that cannot load NVML on Windows: `Can't load NVML library,
+    // dlopen(126): failed to load nvml.dll`.
+    if has!(text, "failed to load nvml.dll") || has!(text, "Can't load NVML library") {
+        return Some((EnvKind::LibMissing, Some("nvml.dll".to_owned())));
+    }
+    // xFormers built for another PyTorch has none of its CUDA operators: `xFormers wasn't
+    // build with CUDA support` under each operator it lists.
+    if has!(text, "xFormers wasn't build with CUDA support") {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(detail::EXTENSION_BUILD.to_owned()),
+        ));
+    }
+    // Windows' loader message wrapped before the DLL's path: `OSError: [WinError 126] ...
+    // Error loading` / `...\torch\lib\cudnn_cnn_infer64_8.dll" or` / `one of its dependencies.`
+    if has!(text, ".dll\" or")
+        && let Some(dll) = cuda_dll_named(text)
+    {
+        return Some((EnvKind::LibMissing, Some(dll.to_owned())));
+    }
+    // OptiX lives in the driver: an SDK newer than the driver's OptiX gets
+    // `OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)`.
+    if has!(text, "OPTIX_ERROR_UNSUPPORTED_ABI_VERSION") {
+        return Some(named(EnvKind::DriverTooOld, detail::OPTIX_ABI));
+    }
     // DGL's CPU-only package: `Check failed: allow_missing: Device API cuda is not enabled.
     // Please install the cuda version of dgl.`
     if has!(text, "Device API cuda is not enabled") {
@@ -2819,8 +2870,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // jaxlib's cuSolver handle could not be created (`operation cusolverDnCreate(&handle)
     // failed: cuSolver internal error`, `gpusolverDnCreate` since jaxlib 0.4): the CUDA
     // libraries it loaded are not the ones it was built with.
-    if (has!(text, "cusolverDnCreate") || has!(text, "gpusolverDnCreate"))
-        && has!(text, "cuSolver internal error")
+    if ((has!(text, "cusolverDnCreate") || has!(text, "gpusolverDnCreate"))
+        && has!(text, "cuSolver internal error"))
+        // jaxlib's later words for the same failure: `RuntimeError: cuSolver internal error`.
+        || text.starts_with("RuntimeError: cuSolver internal error")
     {
         return Some((EnvKind::LibMismatch, Some("libcusolver".to_owned())));
     }

@@ -70,6 +70,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         Some(d) if d == detail::ERROR_803 => return vec![driver_mismatch(&hits, false)],
         Some(d) if d == detail::ERROR_804 => return vec![driver_mismatch(&hits, true)],
         Some(d) if d == detail::NVENC => return vec![nvenc(&hits)],
+        Some(d) if d == detail::OPTIX_ABI => return vec![optix(&hits)],
         Some(d) if d.starts_with(detail::XLA_PTX_COMPILER) => {
             return vec![xla_slower_compilation(&hits, d)];
         }
@@ -194,6 +195,27 @@ fn xla_slower_compilation(hits: &[&Observation], detail: &str) -> Hit {
     .with_remedy(
         "Or install the framework build for the CUDA the driver supports (e.g. an older jax[cuda12] / tensorflow[and-cuda])",
         None,
+        None,
+    );
+    Hit {
+        finding: f,
+        seq: hits[0].seq,
+    }
+}
+
+/// OptiX is part of the driver: software built with a newer OptiX SDK needs a newer driver.
+fn optix(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD540",
+        Cause::EnvDriverTooOld,
+        Severity::Error,
+        "The NVIDIA driver's OptiX is older than the OptiX SDK the software was built with (OPTIX_ERROR_UNSUPPORTED_ABI_VERSION): OptiX ships inside the driver, so only a newer driver runs it.".to_owned(),
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Update the NVIDIA driver to one that supports the software's OptiX version (its release notes name the minimum driver)",
+        Some("nvidia-smi | head -4   # then install a newer driver".to_owned()),
         None,
     );
     Hit {

@@ -20,7 +20,8 @@ check or an uncaught C++ exception (glog's `F0823 ... Check failed: ...`, `termi
 after throwing ...`, `fatal error`), a program's own error report (a logger's `ERROR:` or
 `level=fatal`, `program: error: ...`, a compiler's `file.h:119:2: error: ...`, docker's
 `Error response from daemon`, systemd's `status=1/FAILURE`), or a crash (`Segmentation
-fault`, `Aborted (core dumped)`). It reports the one that ended the job: among the failure lines near the last one,
+fault`, `Aborted (core dumped)`, a bare `Killed`, whose first remedy is the kernel log's OOM
+killer). It reports the one that ended the job: among the failure lines near the last one,
 the most telling (an exception over a fatal check over a crash; the last of its kind, which in
 a chained Python traceback is the one that ended the job). When the job printed more than 200
 lines after it, it may have been handled, and the finding is a warning. A compiled extension
@@ -90,6 +91,13 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     }
     if let Some((remedy, command)) = host_compiler_remedy(&obs.text) {
         f = f.with_remedy(remedy, Some(command), None);
+    }
+    if obs.text.trim() == "Killed" || obs.text.contains(" Killed ") {
+        f = f.with_remedy(
+            "A process killed with no error of its own was most often killed by the kernel for lack of host memory: look for the OOM killer in the kernel log",
+            Some("gpu-doctor explain --kernel   # or: dmesg -T | grep -i -E 'killed process|out of memory'".to_owned()),
+            Some("then load less into RAM (fewer DataLoader workers, memory-mapped data, a smaller model load) or add swap".to_owned()),
+        );
     }
     f = f
     .with_remedy(

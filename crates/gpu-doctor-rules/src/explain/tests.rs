@@ -2586,3 +2586,63 @@ fn round_31_families() {
         equal[0].message
     );
 }
+
+#[test]
+fn round_32_families() {
+    assert_primary_findings(&[
+        // torch's own warnings when asked for CUDA it cannot see (1380).
+        (
+            "/usr/local/lib/python3.10/dist-packages/torch/cuda/amp/grad_scaler.py:118: UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // jaxlib's cuSolver failure relayed through absl's prefix (1387).
+        (
+            "I0716 21:59:58.942886 139668278384448 run_docker.py:180] RuntimeError: cuSolver internal error\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // The driver's OptiX older than the software's (1401).
+        (
+            "optixInit()\nOPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        // nvidia-installer refusing while nouveau drives the GPU (1402).
+        (
+            " ERROR: The Nouveau kernel driver is currently in use by your system.  This\n         driver is incompatible with the NVIDIA driver, and must be disabled\n",
+            "GD548",
+            Cause::EnvNoDriver,
+        ),
+        // A miner that cannot load NVML on Windows (1403).
+        (
+            "20220419 09:06:45 WARN: Can't load NVML library, dlopen(126): failed to load nvml.dll,dlopen(126): failed to load %PROGRAMFILES%\\NVIDIA Corporation\\NVSMI\\nvml.dll\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // xFormers built for another torch lists operators without CUDA (1407, 1414).
+        (
+            "`cutlassF-pt` is not supported because:\n    xFormers wasn't build with CUDA support\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // Windows' loader message wrapped before the DLL (1411).
+        (
+            "OSError: [WinError 126] The specified module cannot be found. Error loading\n...stable\\automatic\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll\" or\none of its dependencies.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A process killed with nothing else said (1409).
+        (
+            "DiffusionWrapper has 872.30 M params.\nKilled\n",
+            "GD579",
+            Cause::Other,
+        ),
+    ]);
+    let killed = explain_text(b"making attention of type 'vanilla' with 512 in_channels\nKilled\n");
+    assert!(
+        has_remedy_command(&killed[0], "explain --kernel"),
+        "{:?}",
+        killed[0].remedies
+    );
+}
