@@ -225,6 +225,8 @@ const LINE_STARTS: &[&[u8]] = &[
     // -lcurand`), and LAMMPS's `Cuda driver error 804 in call at file ...`.
     b"/usr/bin/ld: cannot find -l",
     b"Cuda driver error",
+    // The miners' check macro: `Cuda error in func 'x' at line 701 : unspecified launch failure.`
+    b"Cuda error",
     // vLLM's and SGLang's CUDA check, which spells it `Cuda` (`Failed: Cuda error
     // /w/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two
     // devices'`).

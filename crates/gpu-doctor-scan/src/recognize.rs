@@ -1734,6 +1734,10 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "cuda assert: ",
         // The last line of a check macro's report under a `CUDA Error:` header.
         "Error text: ",
+        // The miners' check macro (`Cuda error in func 'x' at line 701 : unspecified launch
+        // failure.`) and nvdiffrast's (`Cuda error: 700[cudaMemcpyAsync(...)]`).
+        "Cuda error in func",
+        "Cuda error: ",
     ]
     .iter()
     .any(|w| text.contains(w));

@@ -2639,6 +2639,12 @@ fn round_32_families() {
             Cause::Other,
         ),
     ]);
+    // The miners' CUDA check macro names the error in words (1404's line; its thread blamed
+    // the pool parameters, so the case stays a miss).
+    assert_eq!(
+        codes("Cuda error in func 'quark_blake512_cpu_setBlock_80' at line 701 : unspecified launch failure.\n")[0].0,
+        "GD510"
+    );
     let killed = explain_text(b"making attention of type 'vanilla' with 512 in_channels\nKilled\n");
     assert!(
         has_remedy_command(&killed[0], "explain --kernel"),
