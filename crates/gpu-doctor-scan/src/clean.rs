@@ -28,7 +28,7 @@ pub fn clean(raw: &[u8]) -> Clean {
         service.to_owned()
     });
     s = strip_vllm_prefix(s);
-    if let Some(rest) = absl_info_prefix(s.as_bytes()) {
+    if let Some(rest) = absl_info_prefix(s.as_bytes()).or_else(|| syslog_prefix(s.as_bytes())) {
         // Only ASCII was removed, so the rest starts on a character boundary.
         s = &s[s.len() - rest.len()..];
     }
@@ -228,6 +228,31 @@ pub(crate) fn absl_info_prefix(line: &[u8]) -> Option<&[u8]> {
         .then(|| line[close + 2..].trim_ascii_start())
 }
 
+/// What follows a syslog or journal prefix (`May 23 12:49:52 mgmt1 slurmctld[80708]: `): the
+/// journal relays services' own lines (`slurmctld: error: ...`), whose start says what they are.
+pub(crate) fn syslog_prefix(line: &[u8]) -> Option<&[u8]> {
+    let stamp = line.len() > 20
+        && line[0].is_ascii_uppercase()
+        && line[1].is_ascii_lowercase()
+        && line[2].is_ascii_lowercase()
+        && line[3] == b' '
+        && (line[4] == b' ' || line[4].is_ascii_digit())
+        && line[5].is_ascii_digit()
+        && line[6] == b' '
+        && line[9] == b':'
+        && line[12] == b':'
+        && line[15] == b' ';
+    if !stamp {
+        return None;
+    }
+    // The host, then the program and its pid, which ends with `: `.
+    let rest = &line[16..];
+    let host_end = memchr::memchr(b' ', &rest[..rest.len().min(64)])?;
+    let after_host = &rest[host_end + 1..];
+    let program_end = memchr::memmem::find(&after_host[..after_host.len().min(64)], b": ")?;
+    (!after_host[..program_end].contains(&b' ')).then(|| &after_host[program_end + 2..])
+}
+
 /// The line without vLLM's prefixes: the worker process's `(EngineCore_DP0 pid=418) ` and its
 /// logger's `ERROR 01-29 15:38:21 [core.py:946] `, which stand before every line a vLLM
 /// worker prints (a traceback's too).
@@ -399,6 +424,24 @@ mod tests {
         assert_eq!(
             clean(b"ERROR: nvidia-installer").text,
             "ERROR: nvidia-installer"
+        );
+    }
+
+    #[test]
+    fn syslog_prefix_is_not_part_of_the_line() {
+        let line = b"May 23 12:49:52 mgmt1.int.cloud slurmctld[80708]: slurmctld: error: Setting node nodegpu1 state to INVAL";
+        assert_eq!(
+            clean(line).text,
+            "slurmctld: error: Setting node nodegpu1 state to INVAL"
+        );
+        assert_eq!(
+            clean(b"Aug  7 01:02:03 host kernel: NVRM: Xid (PCI:0000:05:00): 79").text,
+            "NVRM: Xid (PCI:0000:05:00): 79"
+        );
+        // Not a syslog line: left alone.
+        assert_eq!(
+            clean(b"May the GPU be with you").text,
+            "May the GPU be with you"
         );
     }
 

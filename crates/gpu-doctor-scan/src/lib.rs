@@ -296,6 +296,13 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             }
             nccl_warning_start(line) || tf_log_message(line).is_some_and(line_start_matches)
         }
+        Some(b'A'..=b'Z') => {
+            // A service's line relayed by the journal gets the look its own line would.
+            match clean::syslog_prefix(line) {
+                Some(rest) => starts_worth_a_look(rest),
+                None => line_start_matches(line) || nccl_warning_start(line),
+            }
+        }
         _ => line_start_matches(line) || nccl_warning_start(line),
     }
 }

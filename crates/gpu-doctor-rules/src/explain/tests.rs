@@ -2645,6 +2645,11 @@ fn round_32_families() {
         codes("Cuda error in func 'quark_blake512_cpu_setBlock_80' at line 701 : unspecified launch failure.\n")[0].0,
         "GD510"
     );
+    // A service's error relayed by the journal (1035).
+    assert_eq!(
+        codes("May 23 12:49:52 mgmt1.int.p2-ecole.calculquebec.cloud slurmctld[80708]: slurmctld: error: Setting node nodegpu1 state to INVAL with reason:gres/gpu count reported lower than config\n")[0].0,
+        "GD579"
+    );
     let killed = explain_text(b"making attention of type 'vanilla' with 512 in_channels\nKilled\n");
     assert!(
         has_remedy_command(&killed[0], "explain --kernel"),
