@@ -28,7 +28,7 @@ pub fn clean(raw: &[u8]) -> Clean {
         service.to_owned()
     });
     s = strip_vllm_prefix(s);
-    if let Some(rest) = absl_info_prefix(s.as_bytes()).or_else(|| syslog_prefix(s.as_bytes())) {
+    if let Some(rest) = absl_info_prefix(s.as_bytes()) {
         // Only ASCII was removed, so the rest starts on a character boundary.
         s = &s[s.len() - rest.len()..];
     }
@@ -230,6 +230,8 @@ pub(crate) fn absl_info_prefix(line: &[u8]) -> Option<&[u8]> {
 
 /// What follows a syslog or journal prefix (`May 23 12:49:52 mgmt1 slurmctld[80708]: `): the
 /// journal relays services' own lines (`slurmctld: error: ...`), whose start says what they are.
+/// The clean line keeps the prefix (its time and host are evidence); the look at line starts
+/// and the failure forms look past it.
 pub(crate) fn syslog_prefix(line: &[u8]) -> Option<&[u8]> {
     let stamp = line.len() > 20
         && line[0].is_ascii_uppercase()
@@ -428,20 +430,20 @@ mod tests {
     }
 
     #[test]
-    fn syslog_prefix_is_not_part_of_the_line() {
+    fn syslog_prefix_is_found() {
         let line = b"May 23 12:49:52 mgmt1.int.cloud slurmctld[80708]: slurmctld: error: Setting node nodegpu1 state to INVAL";
         assert_eq!(
-            clean(line).text,
-            "slurmctld: error: Setting node nodegpu1 state to INVAL"
+            syslog_prefix(line),
+            Some(&b"slurmctld: error: Setting node nodegpu1 state to INVAL"[..])
         );
         assert_eq!(
-            clean(b"Aug  7 01:02:03 host kernel: NVRM: Xid (PCI:0000:05:00): 79").text,
-            "NVRM: Xid (PCI:0000:05:00): 79"
+            syslog_prefix(b"Aug  7 01:02:03 host kernel: NVRM: Xid (PCI:0000:05:00): 79"),
+            Some(&b"NVRM: Xid (PCI:0000:05:00): 79"[..])
         );
-        // Not a syslog line: left alone.
+        // Not a syslog line.
         assert_eq!(
-            clean(b"May the GPU be with you").text,
-            "May the GPU be with you"
+            syslog_prefix(b"May the GPU be with you, always and ever"),
+            None
         );
     }
 

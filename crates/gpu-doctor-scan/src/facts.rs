@@ -310,6 +310,9 @@ pub mod detail {
     pub const CDI_MODE_HOOK: &str = "container toolkit in CDI mode";
     /// Slurm does not know the generic resource (GPU) the job asked for.
     pub const GRES_SPEC_INVALID: &str = "invalid gres request";
+    /// NVENC would not open an encode session (`OpenEncodeSessionEx failed: out of memory
+    /// (10)`, `No NVENC capable devices found`).
+    pub const NVENC_SESSION: &str = "no NVENC encode session";
     /// XLA cannot find CUDA's libdevice or ptxas where it looks.
     pub const XLA_CUDA_DIR: &str = "CUDA's libdevice and ptxas for XLA";
     /// nvidia-smi cannot reset the GPU or change its MIG mode: a process holds it.

@@ -122,6 +122,8 @@ pub(crate) fn tensorrt_error(line: &[u8]) -> bool {
 /// What a failure line is, if it is one. `text` is a clean line that no recogniser knew.
 pub(crate) fn failure(text: &str) -> Option<ObsKind> {
     let line = text.trim_start().as_bytes();
+    // A service's line relayed by the journal says what it is after the journal's prefix.
+    let line = crate::clean::syslog_prefix(line).unwrap_or(line);
     if let Some(name) = exception_name(line) {
         return Some(ObsKind::Failure {
             form: FailureForm::Exception,
@@ -221,7 +223,9 @@ fn exception_name(line: &[u8]) -> Option<&str> {
     // An exception printed as its repr (a logger, Ray, a `raise ... from` chain):
     // `MisconfigurationException('You requested gpu: [0, 1]...`.
     let repr = rest.starts_with(b"('") || rest.starts_with(b"(\"");
-    if !(rest.is_empty() || rest[0] == b':' || notebook_header || repr) {
+    // A Chinese locale's full-width colon (`RuntimeError：...`) is a colon too.
+    let colon = rest.first() == Some(&b':') || rest.starts_with("\u{ff1a}".as_bytes());
+    if !(rest.is_empty() || colon || notebook_header || repr) {
         return None;
     }
     let word = &line[..len];

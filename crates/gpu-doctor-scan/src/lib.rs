@@ -212,6 +212,9 @@ const LINE_STARTS: &[&[u8]] = &[
     b"Device mapping: no known devices",
     // OptiX's own status names no trigger word (`OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)`).
     b"OPTIX_ERROR_",
+    // FFmpeg's NVENC checks without their `[h264_nvenc @ 0x...]` prefix.
+    b"Driver does not support the required nvenc",
+    b"The minimum required Nvidia driver for nvenc",
     // nvidia-installer's check that the compiler is the one that built the kernel.
     b"gcc-version-check failed",
     // TensorFlow's stream executor without cuDNN, on a line of its own.

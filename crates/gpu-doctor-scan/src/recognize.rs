@@ -184,7 +184,12 @@ regex!(
     r"(?:cuda runtime error \((\d+)\)|(?:CUDA|Cuda|cuda) error:?\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+))"
 );
 // (`fail` at the end of a line: a hard-wrapped `failed.`)
-regex!(RE_ASSERT, r"Assertion [`'‘]?(.+?)[`'’]? fail(?:ed|$)");
+regex!(
+    RE_ASSERT,
+    // ROCm's wording too: `Indexing.hip:1294: indexSelectLargeIndex: Device-side assertion
+    // `srcIndex < srcSelectDimSize' failed.`
+    r"(?:Assertion|Device-side assertion) [`'‘]?(.+?)[`'’]? fail(?:ed|$)"
+);
 // The C library's `assert` in host code (`python3: ./src/cuda.c:36: check_error: Assertion
 // `0' failed.`): a program giving up after a CUDA error, not a kernel's assert (which names
 // its block and thread).
@@ -390,7 +395,7 @@ regex!(
 );
 regex!(
     RE_MIN_CAPABILITY,
-    r"only supported on GPUs with compute capability of at least (\d+)\.(\d)"
+    r"(?i)only supported on GPUs with compute capability of at least (\d+)\.(\d)"
 );
 regex!(
     RE_LIB,
@@ -2098,6 +2103,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         text,
         "Driver does not support the required nvenc API version"
     ) || has!(text, "minimum required Nvidia driver for nvenc")
+        // NVIDIA's Video Processing Framework: `LoadNvEncAPI: Current Driver Version does not
+        // support this NvEncodeAPI version, please upgrade driver`.
+        || has!(text, "does not support this NvEncodeAPI version")
     {
         return Some(named(EnvKind::DriverTooOld, detail::NVENC));
     }
@@ -2261,6 +2269,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // flag) instead.`
     if has!(text, "invoking the NVIDIA Container Runtime Hook directly") {
         return Some(named(EnvKind::VisibleDevices, detail::CDI_MODE_HOOK));
+    }
+    // FFmpeg's NVENC could not open an encode session: the GeForce session cap, or a GPU
+    // without the encoder (`OpenEncodeSessionEx failed: unsupported device (2)`).
+    if has!(text, "OpenEncodeSessionEx failed") || has!(text, "No NVENC capable devices found") {
+        return Some(named(EnvKind::VisibleDevices, detail::NVENC_SESSION));
     }
     // Slurm refuses a GPU request the cluster does not define (`sbatch: error: Invalid generic
     // resource (gres) specification`).

@@ -69,6 +69,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     match env_detail(&hits).as_deref() {
         Some(d) if d == detail::ERROR_803 => return vec![driver_mismatch(&hits, false)],
         Some(d) if d == detail::ERROR_804 => return vec![driver_mismatch(&hits, true)],
+        // FFmpeg prints its minimum driver after any failure to load the driver's video
+        // library: the missing library (GD543) is the finding then.
+        Some(d) if d == detail::NVENC && video_library_missing(input) => return Vec::new(),
         Some(d) if d == detail::NVENC => return vec![nvenc(&hits)],
         Some(d) if d == detail::OPTIX_ABI => return vec![optix(&hits)],
         Some(d) if d.starts_with(detail::XLA_PTX_COMPILER) => {
@@ -201,6 +204,19 @@ fn xla_slower_compilation(hits: &[&Observation], detail: &str) -> Hit {
         finding: f,
         seq: hits[0].seq,
     }
+}
+
+/// Whether the log says the driver's video library could not be loaded (`Cannot load
+/// libnvidia-encode.so.1`, `libnvcuvid.so.1`).
+fn video_library_missing(input: &Input<'_>) -> bool {
+    env_observations(input, EnvKind::LibMissing)
+        .iter()
+        .any(|o| match &o.kind {
+            gpu_doctor_scan::ObsKind::Env {
+                detail: Some(d), ..
+            } => d.contains("nvidia-encode") || d.contains("nvcuvid"),
+            _ => false,
+        })
 }
 
 /// OptiX is part of the driver: software built with a newer OptiX SDK needs a newer driver.

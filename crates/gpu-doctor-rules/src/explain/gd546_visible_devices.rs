@@ -71,7 +71,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     };
     let visible = input.live.map(|s| s.devices.len());
     // Messages that name their own situation get their own finding.
-    let specials: [(&str, SpecialFinding); 15] = [
+    let specials: [(&str, SpecialFinding); 16] = [
         (detail::DEVICE_ACCESS_LOST, lost_device_access),
         (detail::JAX_NO_GPU, jax_found_none),
         (detail::CDI_UNRESOLVED, cdi_unresolved),
@@ -87,6 +87,7 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         (detail::GPU_HELD_BY_CLIENT, gpu_held_by_client),
         (detail::CDI_MODE_HOOK, cdi_mode_hook),
         (detail::GRES_SPEC_INVALID, gres_spec_invalid),
+        (detail::NVENC_SESSION, nvenc_session),
     ];
     // The first detail that names a situation; the CUDA errors' own details come after them.
     let generic = [detail::DEVICES_BUSY, detail::NO_CUDA_DEVICE];
@@ -399,6 +400,30 @@ fn cdi_mode_hook(hits: &[&Observation]) -> Finding {
 
 /// Slurm refused the job's generic-resource request: it names a resource (or a GPU type) the
 /// cluster does not define, or the cluster defines no GPUs at all.
+/// NVENC would not open an encode session. `out of memory (10)` is the driver's cap on
+/// concurrent sessions on GeForce cards far more often than memory; `unsupported device (2)`
+/// and "no NVENC capable devices" mean the GPU has no encoder (mining cards, the GT 1030, the
+/// A100 and H100) or is not the one selected.
+fn nvenc_session(hits: &[&Observation]) -> Finding {
+    let session_cap = hits.iter().any(|o| o.text.contains("out of memory"));
+    let message = if session_cap {
+        "NVENC refused a new encode session (\"out of memory\"): on GeForce and most workstation cards the driver caps concurrent encode sessions (5 to 12, by driver), and that cap, not the GPU's memory, is what was reached."
+    } else {
+        "NVENC could not open an encode session on this GPU: it has no hardware encoder (mining cards such as the P106, the GT 1030, the A100 and H100), or the encoder used is not on the GPU selected."
+    };
+    finding_from("GD546", Cause::Other, Severity::Error, message, 0.75, hits)
+        .with_remedy(
+            "See which encode sessions are open, and whether this GPU has an encoder",
+            Some("nvidia-smi --query-gpu=name,encoder.stats.sessionCount --format=csv; nvidia-smi -q | grep -A3 -i encoder".to_owned()),
+            Some("NVIDIA's Video Encode and Decode support matrix lists each GPU's NVENC and its session limit".to_owned()),
+        )
+        .with_remedy(
+            "Run fewer encodes at once, or encode on a GPU with NVENC (or on the CPU: -c:v libx264)",
+            None,
+            None,
+        )
+}
+
 fn gres_spec_invalid(hits: &[&Observation]) -> Finding {
     finding_from(
         "GD546",

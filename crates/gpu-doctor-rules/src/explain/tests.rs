@@ -2657,3 +2657,58 @@ fn round_32_families() {
         killed[0].remedies
     );
 }
+
+#[test]
+fn round_33_families() {
+    assert_primary_findings(&[
+        // NVIDIA's Video Processing Framework, with a full-width colon (1436).
+        (
+            "RuntimeError\u{ff1a}LoadNvEncAPI\u{ff1a}Current Driver Version does not support this NvEncodeAPI version, please upgrade driver at /root/VPF/PvNvCodec/TC/src/NvEncoder.cpp:125\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        // FFmpeg's minimum driver after it could not load the driver's library (1441).
+        (
+            "[h264_nvenc @ 0x55855d101140] Cannot load libnvidia-encode.so.1\n[h264_nvenc @ 0x55855d101140] The minimum required Nvidia driver for nvenc is 418.30 or newer\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // FFmpeg's NVENC check without its prefix (1444).
+        (
+            "Driver does not support the required nvenc API version. Required: 13.0 Found: 12.2\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        // NVENC's session cap and a GPU without an encoder (1437, 1442).
+        (
+            "[h264_nvenc @ 0x5601aa5b40c0] OpenEncodeSessionEx failed: out of memory (10)\n[h264_nvenc @ 0x5601aa5b40c0] No NVENC capable devices found\n",
+            "GD546",
+            Cause::Other,
+        ),
+        (
+            "[h264_nvenc @ 00000198ad95a9c0] OpenEncodeSessionEx failed: unsupported device (2)\n",
+            "GD546",
+            Cause::Other,
+        ),
+        // ROCm's words for a device-side assert (1447).
+        (
+            "/var/lib/jenkins/pytorch/aten/src/ATen/native/hip/Indexing.hip:1294: indexSelectLargeIndex: Device-side assertion `srcIndex < srcSelectDimSize' failed.\n",
+            "GD511",
+            Cause::DeviceAssert,
+        ),
+        // transformers' bfloat16 check, pasted in lower case (1452).
+        (
+            "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your tesla v100-sxm2-32gb gpu has compute capability 7.0.\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+    ]);
+    let cap = explain_text(
+        b"[h264_nvenc @ 0x5601aa5b40c0] OpenEncodeSessionEx failed: out of memory (10)\n",
+    );
+    assert!(
+        cap[0].message.contains("caps concurrent encode sessions"),
+        "{}",
+        cap[0].message
+    );
+}
