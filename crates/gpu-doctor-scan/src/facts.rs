@@ -301,6 +301,9 @@ pub mod detail {
     /// The driver's OptiX is older than the OptiX SDK the software was built with
     /// (`OPTIX_ERROR_UNSUPPORTED_ABI_VERSION`).
     pub const OPTIX_ABI: &str = "the driver's OptiX is older than the software's";
+    /// Starts the detail of a package's compiled extension that is not installed (`No module
+    /// named 'exllamav2_ext'`); the module follows.
+    pub const COMPILED_EXTENSION: &str = "a compiled extension not installed: ";
     /// The installed driver branch no longer supports the GPU; an older (legacy) one does.
     pub const LEGACY_GPU: &str = "the driver does not support this GPU";
     /// The CUDA toolkit's ptxas (run on a file by Triton or a build) is older than the PTX it

@@ -212,6 +212,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"Device mapping: no known devices",
     // OptiX's own status names no trigger word (`OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)`).
     b"OPTIX_ERROR_",
+    // Omniverse's driver check (`The unsupported driver range: [0.0, 535.129)`).
+    b"The unsupported driver range",
     // FFmpeg's NVENC checks without their `[h264_nvenc @ 0x...]` prefix.
     b"Driver does not support the required nvenc",
     b"The minimum required Nvidia driver for nvenc",

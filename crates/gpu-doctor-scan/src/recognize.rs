@@ -614,6 +614,19 @@ fn torch_extension_lacking_a_symbol(text: &str) -> Option<String> {
     })
 }
 
+/// The module in `No module named '...'` when it is a package's compiled extension by its
+/// name (`_ext`, `_cuda`, `_C`).
+fn compiled_extension_module(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once("No module named '")?;
+    let (module, _) = rest.split_once('\'')?;
+    let last = module.rsplit('.').next()?;
+    (last.ends_with("_ext")
+        || last.ends_with("_cuda")
+        || last == "_C"
+        || last.ends_with("_cuda_ext"))
+    .then_some(module)
+}
+
 /// The CUDA DLL a Windows loader message names (`...\\torch\\lib\\cudnn_cnn_infer64_8.dll" or`).
 fn cuda_dll_named(text: &str) -> Option<&str> {
     let end = text.find(".dll\"")? + 4;
@@ -2141,6 +2154,32 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // `OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)`.
     if has!(text, "OPTIX_ERROR_UNSUPPORTED_ABI_VERSION") {
         return Some(named(EnvKind::DriverTooOld, detail::OPTIX_ABI));
+    }
+    // A package whose compiled (CUDA) extension is not installed: `No module named
+    // 'exllamav2_ext'`, `'flash_attn_2_cuda'`, `'mmcv._ext'`, `'xformers._C'`.
+    if has!(text, "No module named '")
+        && let Some(module) = compiled_extension_module(text)
+    {
+        return Some((
+            EnvKind::LibMissing,
+            Some(format!("{}{module}", detail::COMPILED_EXTENSION)),
+        ));
+    }
+    // Omniverse's driver check (Isaac Sim, Isaac Lab): `The unsupported driver range: [0.0,
+    // 535.129)`, then `rtx driver verification failed`.
+    if let Some(rest) = text
+        .split_once("The unsupported driver range: [")
+        .map(|(_, r)| r)
+        && let Some(needed) = rest
+            .split_once(", ")
+            .and_then(|(_, r)| r.split_once(')'))
+            .map(|(v, _)| v.trim())
+            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+    {
+        return Some((
+            EnvKind::DriverTooOld,
+            Some(format!("the software needs driver {needed} or later")),
+        ));
     }
     // DGL's CPU-only package: `Check failed: allow_missing: Device API cuda is not enabled.
     // Please install the cuda version of dgl.`

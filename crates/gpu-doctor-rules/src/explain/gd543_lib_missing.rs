@@ -129,6 +129,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if let Some(module) = lib
+        .as_deref()
+        .and_then(|l| l.strip_prefix(detail::COMPILED_EXTENSION))
+    {
+        return vec![Hit {
+            finding: compiled_extension_missing(&hits, module),
+            seq: first.seq,
+        }];
+    }
     if lib.as_deref() == Some(detail::CUDA_HOME_UNSET) {
         return vec![Hit {
             finding: cuda_home_unset(&hits),
@@ -361,6 +370,30 @@ fn cuda_home_unset(hits: &[&Observation]) -> Finding {
         "Install the CUDA toolkit of the version PyTorch was built with, and point CUDA_HOME at it",
         Some("python -c 'import torch; print(torch.version.cuda)'; export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH".to_owned()),
         Some("conda: conda install -c nvidia cuda-toolkit=12.8; or install a prebuilt wheel of the extension instead of building it".to_owned()),
+    )
+}
+
+/// A package's compiled extension is not installed: its wheel had no build for this platform,
+/// Python, PyTorch or CUDA (and pip installed the pure-Python part), or the build failed.
+fn compiled_extension_missing(hits: &[&Observation], module: &str) -> Finding {
+    let package = module
+        .split('.')
+        .next()
+        .unwrap_or(module)
+        .trim_end_matches("_ext")
+        .trim_end_matches("_cuda");
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!("The compiled extension `{module}` is not installed: the package's wheel had no build for this platform, Python, PyTorch or CUDA, or building it failed, so only its Python part is there."),
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Reinstall the package built for the installed torch and CUDA, and read the build's output if pip builds it",
+        Some(format!("pip install --force-reinstall --no-cache-dir --no-build-isolation {package} -v 2>&1 | tail -40")),
+        Some("or install the release wheel named for this torch, CUDA and Python from the project's releases".to_owned()),
     )
 }
 

@@ -2712,3 +2712,27 @@ fn round_33_families() {
         cap[0].message
     );
 }
+
+#[test]
+fn round_34_families() {
+    assert_primary_findings(&[
+        // A package's compiled extension not installed (1470).
+        (
+            "    import exllamav2_ext\nModuleNotFoundError: No module named 'exllamav2_ext'\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // Omniverse's driver check (1477).
+        (
+            "Installed driver: 535.18\nThe unsupported driver range: [0.0, 535.129)\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+    ]);
+    // An ordinary missing module is not an extension.
+    assert!(
+        codes("ModuleNotFoundError: No module named 'einops'\n")
+            .iter()
+            .all(|c| c.0 != "GD543")
+    );
+}
