@@ -138,6 +138,14 @@ pub const CUDA_ERRORS: &[CudaErrorEntry] = &[
         true,
     ),
     e(
+        201,
+        "cudaErrorDeviceUninitialized",
+        "CUDA_ERROR_INVALID_CONTEXT",
+        "invalid device context",
+        false,
+        false,
+    ),
+    e(
         209,
         "cudaErrorNoKernelImageForDevice",
         "CUDA_ERROR_NO_BINARY_FOR_GPU",

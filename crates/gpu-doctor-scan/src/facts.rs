@@ -275,6 +275,21 @@ pub mod detail {
     /// Starts the detail of an architecture the CUDA compiler does not know (`nvcc fatal :
     /// Value 'sm_75' is not defined for option 'gpu-architecture'`); the architecture follows.
     pub const COMPILER_TOO_OLD: &str = "the compiler does not know ";
+    /// Starts the detail of an atomic function whose overload for the argument types the
+    /// target architecture lacks (`no instance of overloaded function "atomicAdd" matches the
+    /// argument list`); the function follows.
+    pub const ATOMIC_OVERLOAD: &str = "an atomic the target architecture lacks: ";
+    /// OpenGL found no driver it could load (`libGL error: failed to load driver: swrast`):
+    /// the NVIDIA GL libraries are not there (a container without the graphics capability).
+    pub const GL_DRIVER: &str = "no OpenGL driver library";
+    /// Mesa's driver would not load against an older libstdc++ that a conda environment put
+    /// first (`MESA-LOADER: failed to open swrast: .../libstdc++.so.6: version
+    /// `GLIBCXX_3.4.30' not found`).
+    pub const GL_LIBSTDCXX: &str = "OpenGL driver against an older libstdc++";
+    /// Starts the detail of Kokkos built for another architecture than the GPU's (`running
+    /// kernels compiled for compute capability 7.0 ... on device with compute capability
+    /// 5.0`); the GPU's compute capability follows.
+    pub const KOKKOS_ARCH: &str = "Kokkos built for another architecture than compute capability ";
     /// Starts the detail of a ptxas that XLA refuses for a known bug (`ptxas 12.3.103 has a
     /// bug that we think can affect XLA`); its version follows.
     pub const PTXAS_REFUSED: &str = "XLA refuses ptxas ";

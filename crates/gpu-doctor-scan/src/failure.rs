@@ -85,9 +85,17 @@ fn program_error(line: &[u8]) -> bool {
         return false;
     }
     let rest = &line[space + 1..];
-    ["error: ", "fatal error: ", "ERROR: ", "fatal: "]
-        .iter()
-        .any(|word| rest.starts_with(word.as_bytes()))
+    // The loader's own words for a program it could not start: `darknet_ros_node: error while
+    // loading shared libraries: libopencv_highgui.so.3.2: cannot open shared object file`.
+    [
+        "error: ",
+        "fatal error: ",
+        "ERROR: ",
+        "fatal: ",
+        "error while loading shared libraries: ",
+    ]
+    .iter()
+    .any(|word| rest.starts_with(word.as_bytes()))
 }
 
 /// A Go service's log line at level error or fatal: logrus' `time="..." level=fatal msg=...`,

@@ -236,6 +236,12 @@ const LINE_STARTS: &[&[u8]] = &[
     // /w/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two
     // devices'`).
     b"Failed: Cuda error",
+    // The NVIDIA HPC compilers' runtime (OpenACC, CUDA Fortran): `Accelerator Fatal Error:
+    // call to cuLaunchKernel returned error 701: Launch out of resources`.
+    b"Accelerator Fatal Error",
+    b"call to cu",
+    // OpenGL that found no driver to load (`libGL error: failed to load driver: swrast`).
+    b"libGL error: ",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",
@@ -425,6 +431,7 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b'A'
                 | b's'
                 | b'/'
+                | b'l'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`), or

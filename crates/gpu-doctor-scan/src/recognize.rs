@@ -4,7 +4,7 @@
 //! can find, field by field, so a message that was cut short or that gained a clause in a
 //! later version still yields what it has. Only lines that passed the prefilter get here.
 
-use crate::cuda_errors::{CUDA_ERRORS, legacy_code, lookup_cuda_error};
+use crate::cuda_errors::{CUDA_ERRORS, CudaErrorEntry, legacy_code, lookup_cuda_error};
 use crate::facts::{
     CudaErrorInfo, DriverInstallOutcome, EnvKind, Framework, HostMemoryKind, LibStatus, NcclInfo,
     ObsKind, OomInfo, OomStyle, detail,
@@ -103,7 +103,8 @@ regex!(
     RE_XLA_DEVICE_ALLOC,
     r"Failed to allocate device memory of \S+ \((\d+) bytes\)"
 );
-regex!(RE_OLD_TOTAL, format!(r"{SIZE} total capacity"));
+// (`4.00 GiB totalcapacity`: a paste that lost the space.)
+regex!(RE_OLD_TOTAL, format!(r"{SIZE} total ?capacity"));
 regex!(RE_OLD_ALLOC, format!(r"{SIZE} already allocated"));
 regex!(RE_OLD_FREE, format!(r"{SIZE} free[;)]"));
 regex!(RE_ALLOWED, format!(r"{SIZE} allowed;"));
@@ -181,7 +182,7 @@ regex!(
 );
 regex!(
     RE_CUDA_NUMBER,
-    r"(?:cuda runtime error \((\d+)\)|(?:CUDA|Cuda|cuda) error:?\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+))"
+    r"(?:cuda runtime error \((\d+)\)|(?:CUDA|Cuda|cuda) error:?\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+)|call to cu\w+ returned error (\d+))"
 );
 // (`fail` at the end of a line: a hard-wrapped `failed.`)
 regex!(
@@ -453,6 +454,10 @@ regex!(
 regex!(
     RE_NEEDS_DRIVER,
     r"(?i)\bNVIDIA driver (?:version )?(\d{3}\.\d{2,3}(?:\.\d{2})?) or (?:later|newer|higher)"
+);
+regex!(
+    RE_KOKKOS_ARCH,
+    r"on device with compute capability (\d+)\.(\d)\b"
 );
 regex!(RE_PTXAS_VERSION, r"ptxas (\d+\.\d+(?:\.\d+)?) has a bug");
 regex!(RE_QUOTED_ARCH, r"'((?:sm|compute)_\d+[af]?)'");
@@ -1756,6 +1761,10 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         // failure.`) and nvdiffrast's (`Cuda error: 700[cudaMemcpyAsync(...)]`).
         "Cuda error in func",
         "Cuda error: ",
+        // The NVIDIA HPC compilers' runtime: `call to cuStreamSynchronize returned error 700:
+        // Illegal address during kernel execution`.
+        "Accelerator Fatal Error",
+        "call to cu",
     ]
     .iter()
     .any(|w| text.contains(w));
@@ -1785,7 +1794,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         .and_then(|c| u32::from_str_radix(&c[1], 16).ok())
         .and_then(|code| lookup_cuda_error(&code.to_string()));
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
-        (1..=10)
+        (1..=11)
             .find_map(|g| c.get(g))
             .and_then(|m| m.as_str().parse::<u32>().ok())
     });
@@ -1803,6 +1812,7 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
     let entry = by_name
         .or(by_message)
         .or(by_cycles)
+        .or_else(|| cuew_error(text))
         .or(by_matlab)
         .or(by_debugger)
         .or_else(|| {
@@ -1836,6 +1846,42 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         }
         None => None,
     }
+}
+
+/// Blender Cycles reads driver errors through CUEW, whose words are its own:
+/// `Failed to configure CUDA context (Invalid context)`, `CUDA error: Launch failed in
+/// cuCtxSynchronize()`, `Out of memory in cuMemAlloc_v2(&device_pointer, size)`. The words
+/// count only in those three places, where nothing else can mean them.
+fn cuew_error(text: &str) -> Option<&'static CudaErrorEntry> {
+    const CUEW_WORDS: &[(&str, &str)] = &[
+        ("Invalid value", "1"),
+        ("Out of memory", "2"),
+        ("Driver not initialized", "3"),
+        ("No device", "100"),
+        ("Invalid device", "101"),
+        ("Invalid context", "201"),
+        ("No binary for GPU", "209"),
+        ("Invalid PTX", "218"),
+        ("Unsupported PTX version", "222"),
+        ("Invalid handle", "400"),
+        ("Illegal address", "700"),
+        ("Launch out of resources", "701"),
+        ("Launch exceeded timeout", "702"),
+        ("Illegal instruction", "715"),
+        ("Misaligned address", "716"),
+        ("Launch failed", "719"),
+        ("Unknown error", "999"),
+    ];
+    CUEW_WORDS.iter().find_map(|&(words, code)| {
+        let named = text.match_indices(words).any(|(at, _)| {
+            let before = &text[..at];
+            let after = &text[at + words.len()..];
+            before.ends_with("CUDA context (") && after.starts_with(')')
+                || (before.ends_with("CUDA error: ") || before.is_empty())
+                    && after.starts_with(" in cu")
+        });
+        named.then(|| lookup_cuda_error(code)).flatten()
+    })
 }
 
 /// `does not have CUDA compute capability 5.0 or greater` (neon), `requires compute capability
@@ -2784,6 +2830,45 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             arch.map(|a| format!("{}{a}", detail::COMPILER_TOO_OLD)),
         ));
     }
+    // nvcc compiling for an architecture that lacks an atomic overload the code calls:
+    // `error: no instance of overloaded function "atomicAdd" matches the argument list`
+    // (`atomicAdd(double *, double)` needs sm_60, 64-bit `atomicMin` sm_35).
+    if has!(text, "no instance of overloaded function \"atomic")
+        && let Some(function) = text
+            .split_once("overloaded function \"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(name, _)| name)
+    {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("{}{function}", detail::ATOMIC_OVERLOAD)),
+        ));
+    }
+    // OpenGL found no driver it could load: `libGL error: failed to load driver: swrast`
+    // (Mesa's software renderer, the last resort when no NVIDIA GL library is there), or
+    // Mesa's own would not load: `libGL error: MESA-LOADER: failed to open iris:
+    // .../envs/x/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found`.
+    if has!(text, "libGL error: ")
+        && (has!(text, "failed to load driver") || has!(text, "MESA-LOADER: failed to open"))
+    {
+        let which = if has!(text, "GLIBCXX_") {
+            detail::GL_LIBSTDCXX
+        } else {
+            detail::GL_DRIVER
+        };
+        return Some(named(EnvKind::LibMissing, which));
+    }
+    // Kokkos checks the architecture it was built for at start-up: `Kokkos::Cuda::initialize
+    // ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with
+    // compute capability 5.0`.
+    if has!(text, "running kernels compiled for compute capability")
+        && let Some(c) = RE_KOKKOS_ARCH.captures(text)
+    {
+        return Some((
+            EnvKind::ArchUnsupported,
+            Some(format!("{}{}.{}", detail::KOKKOS_ARCH, &c[1], &c[2])),
+        ));
+    }
     // The NVIDIA container runtime gave up waiting for the driver to bring the GPUs up
     // (before 1.0 its words were `initialization error: driver error: timed out`).
     if (has!(text, "driver rpc error") || has!(text, "initialization error: driver error"))
@@ -3587,6 +3672,30 @@ mod tests {
             ObsKind::CudaError(e) => assert_eq!(e.code, Some(700)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn blender_cycles_words_for_driver_errors() {
+        let code = |text: &str| match one(text) {
+            ObsKind::CudaError(e) => e.code,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(
+            code("Failed to configure CUDA context (Invalid context)"),
+            Some(201)
+        );
+        assert_eq!(
+            code("CUDA error: Launch failed in cuCtxSynchronize(), line 1372"),
+            Some(719)
+        );
+        assert_eq!(
+            code("CUDA error: No binary for GPU in cuModuleLoad(...)"),
+            Some(209)
+        );
+        // The words alone, in a sentence, are not an error report.
+        let mut ctx = Context::default();
+        let found = recognize("CUDA note: Invalid context handling was improved", &mut ctx);
+        assert!(found.observations.is_empty(), "{found:?}");
     }
 
     fn oom_of(text: &str) -> OomInfo {

@@ -54,6 +54,18 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     {
         return vec![compiler_too_old(&hits, arch)];
     }
+    if let Some(function) = sm
+        .as_deref()
+        .and_then(|d| d.strip_prefix(detail::ATOMIC_OVERLOAD))
+    {
+        return vec![atomic_overload(&hits, function)];
+    }
+    if let Some(cc) = sm
+        .as_deref()
+        .and_then(|d| d.strip_prefix(detail::KOKKOS_ARCH))
+    {
+        return vec![kokkos_arch(&hits, cc)];
+    }
     // "needs sm_80": the software asks for kernels of a newer architecture than this GPU has.
     if let Some(needed) = sm.as_deref().and_then(|d| d.strip_prefix("needs ")) {
         return vec![needs_newer_gpu(&hits, needed)];
@@ -168,6 +180,93 @@ fn compiler_too_old(hits: &[&Observation], arch: &str) -> Hit {
         "Install a CUDA toolkit that knows the architecture and put it first on the PATH (or build for an architecture this toolkit knows)",
         Some("export PATH=/usr/local/cuda-12.8/bin:$PATH CUDA_HOME=/usr/local/cuda-12.8".to_owned()),
         Some("nvcc --list-gpu-arch prints the architectures a toolkit knows".to_owned()),
+    );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
+}
+
+/// nvcc has no overload of an atomic function for the argument types at the architecture it
+/// compiles for: the build targets an older architecture than the code needs (nvcc's default
+/// when no `-arch` is given, or a GPU list that starts too low).
+fn atomic_overload(hits: &[&Observation], function: &str) -> Hit {
+    // CUDA C++ Programming Guide, "Atomic Functions": the overloads that came after sm_30.
+    let needs = match function {
+        "atomicAdd" => {
+            "on double it needs sm_60, on __half2 sm_60, on __half sm_70, on __nv_bfloat16 sm_80"
+        }
+        "atomicMin" | "atomicMax" | "atomicAnd" | "atomicOr" | "atomicXor" => {
+            "on 64-bit integers it needs sm_35"
+        }
+        _ => "its overload for these argument types needs a newer architecture",
+    };
+    let message = format!(
+        "nvcc has no `{function}` for these argument types at the architecture it compiles for ({needs}): the build targets an older GPU architecture than the code needs."
+    );
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        message,
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Build for the GPU you run on: find its compute capability and pass it to the build",
+        Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+        Some("nvcc -arch=sm_86 ...; CMake: -DCMAKE_CUDA_ARCHITECTURES=86; PyTorch extensions: TORCH_CUDA_ARCH_LIST=\"8.6\"".to_owned()),
+    )
+    .with_remedy(
+        "If the GPU itself is older than the overload, use a release of the software that still supports it, or a newer GPU",
+        None,
+        None,
+    );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
+}
+
+/// Kokkos was configured for another GPU architecture than the one it runs on; its CMake
+/// option names the architecture (`Kokkos_ARCH_MAXWELL50`).
+fn kokkos_arch(hits: &[&Observation], cc: &str) -> Hit {
+    // Kokkos' CMake keywords (kokkos.org, "CMake Keywords": architecture options).
+    let option = match cc {
+        "3.0" => Some("KEPLER30"),
+        "3.5" => Some("KEPLER35"),
+        "3.7" => Some("KEPLER37"),
+        "5.0" => Some("MAXWELL50"),
+        "5.2" => Some("MAXWELL52"),
+        "5.3" => Some("MAXWELL53"),
+        "6.0" => Some("PASCAL60"),
+        "6.1" => Some("PASCAL61"),
+        "7.0" => Some("VOLTA70"),
+        "7.2" => Some("VOLTA72"),
+        "7.5" => Some("TURING75"),
+        "8.0" => Some("AMPERE80"),
+        "8.6" => Some("AMPERE86"),
+        "8.9" => Some("ADA89"),
+        "9.0" => Some("HOPPER90"),
+        _ => None,
+    };
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        format!(
+            "Kokkos was built for another GPU architecture than this GPU's (compute capability {cc}): its kernels cannot run here, or would give wrong results."
+        ),
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Configure Kokkos (and the code built on it) for this GPU's architecture and rebuild",
+        Some(match option {
+            Some(name) => format!("cmake -DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_{name}=ON ..."),
+            None => "cmake -DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_<ARCH>=ON ...  # the option for this compute capability".to_owned(),
+        }),
+        Some("a code that builds Kokkos itself has its own switch for it (KOKKOS_ARCH=... in a Makefile build)".to_owned()),
     );
     Hit {
         seq: hits[0].seq,

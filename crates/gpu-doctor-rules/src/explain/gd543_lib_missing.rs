@@ -138,6 +138,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if matches!(
+        lib.as_deref(),
+        Some(detail::GL_DRIVER | detail::GL_LIBSTDCXX)
+    ) {
+        return vec![Hit {
+            finding: opengl_driver(&hits, lib.as_deref() == Some(detail::GL_LIBSTDCXX)),
+            seq: first.seq,
+        }];
+    }
     if lib.as_deref() == Some(detail::CUDA_HOME_UNSET) {
         return vec![Hit {
             finding: cuda_home_unset(&hits),
@@ -370,6 +379,46 @@ fn cuda_home_unset(hits: &[&Observation]) -> Finding {
         "Install the CUDA toolkit of the version PyTorch was built with, and point CUDA_HOME at it",
         Some("python -c 'import torch; print(torch.version.cuda)'; export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH".to_owned()),
         Some("conda: conda install -c nvidia cuda-toolkit=12.8; or install a prebuilt wheel of the extension instead of building it".to_owned()),
+    )
+}
+
+/// OpenGL could not load a driver. libGL tries the NVIDIA GL library first when it is there
+/// (the driver installs it; the NVIDIA container runtime mounts it only with the `graphics`
+/// capability) and falls back to Mesa's drivers; Mesa's `swrast` failing means neither
+/// worked. A conda environment's older libstdc++ breaks Mesa's drivers in its own way.
+fn opengl_driver(hits: &[&Observation], libstdcxx: bool) -> Finding {
+    if libstdcxx {
+        return finding_from(
+            "GD543",
+            Cause::EnvLibMissing,
+            Severity::Error,
+            "OpenGL could not load its driver: the system's Mesa driver needs a newer libstdc++ than the one the environment (a conda environment, most often) puts first on the loader's path.",
+            0.8,
+            hits,
+        )
+        .with_remedy(
+            "Give the environment a libstdc++ as new as the system's",
+            Some("conda install -c conda-forge 'libstdcxx-ng>=12'".to_owned()),
+            Some("or load the system's first: export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6".to_owned()),
+        );
+    }
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "OpenGL could not load a driver: no NVIDIA GL library was found, so libGL fell back to Mesa's software renderer, which failed too. In a container the NVIDIA runtime mounts the GL libraries only when the graphics capability is asked for; on a host the driver's GL part is missing or another libGL shadows it.",
+        0.75,
+        hits,
+    )
+    .with_remedy(
+        "In a container, ask for the graphics capability along with the GPUs",
+        Some("docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=all ...".to_owned()),
+        Some("or install, inside the image, the NVIDIA GL libraries of exactly the host driver's version".to_owned()),
+    )
+    .with_remedy(
+        "See which GL library is loaded, and whether NVIDIA's is there",
+        Some("glxinfo -B | grep -i 'vendor\\|renderer'; ldconfig -p | grep -i 'libGLX_nvidia\\|libGL.so'".to_owned()),
+        None,
     )
 }
 

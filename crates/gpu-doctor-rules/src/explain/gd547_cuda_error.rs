@@ -120,6 +120,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             None,
         )
     };
+    if e.code == Some(701) {
+        // The kernel asks for more registers (or shared memory) per block than an SM has: a
+        // property of the kernel and its launch, the same on every run.
+        f = f.with_remedy(
+            "A kernel asked for more registers or threads per block than the GPU has: launch it with fewer threads per block, or cap its registers",
+            Some("nvcc -maxrregcount=64 ...   # or __launch_bounds__(256) on the kernel; OpenACC: vector_length(128)".to_owned()),
+            None,
+        );
+    }
     if e.code == Some(702) {
         f = f.with_remedy(
             "The display watchdog killed a long kernel: compute on a GPU that drives no display, or split the work into shorter kernels",

@@ -2736,3 +2736,74 @@ fn round_34_families() {
             .all(|c| c.0 != "GD543")
     );
 }
+
+#[test]
+fn round_35_families() {
+    assert_primary_findings(&[
+        // Blender Cycles' words for a driver error (1399).
+        (
+            "Failed to configure CUDA context (Invalid context)\n",
+            "GD547",
+            Cause::Other,
+        ),
+        // The loader refusing to start a program for any missing library (1483).
+        (
+            "/ws/devel/lib/darknet_ros/darknet_ros_node: error while loading shared libraries: libopencv_highgui.so.3.2: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // OpenGL with no driver it could load (1486).
+        (
+            "libGL error: No matching fbConfigs or visuals found\nlibGL error: failed to load driver: swrast\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // Kokkos built for another architecture (1498).
+        (
+            "Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with compute capability 5.0 (>=5.0), this would give incorrect results!\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // The NVIDIA HPC compilers' runtime (1504).
+        (
+            "Failing in Thread:1\nAccelerator Fatal Error: call to cuLaunchKernel returned error 701: Launch out of resources\n",
+            "GD547",
+            Cause::Other,
+        ),
+        // nvcc building for an architecture without the atomic overload (1511).
+        (
+            "libnd4j/include/templatemath.h(789): error: no instance of overloaded function \"atomicMin\" matches the argument list\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // PyTorch's OOM pasted without the space in "total capacity" (1496): the GPU's size
+        // puts the 170 MiB cached under the fragmentation floor.
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 88.00 MiB (GPU 0; 4.00 GiB totalcapacity; 2.68 GiB already allocated; 0 bytes free; 2.85 GiB reserved in total by PyTorch)\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+    ]);
+    let kokkos = &explain_text(b"Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with compute capability 5.0 (>=5.0)\n")[0];
+    assert!(
+        has_remedy_command(kokkos, "Kokkos_ARCH_MAXWELL50"),
+        "{:?}",
+        kokkos.remedies
+    );
+    let atomic = &explain_text(
+        b"k.cu(12): error: no instance of overloaded function \"atomicAdd\" matches the argument list\n",
+    )[0];
+    assert!(
+        atomic.message.contains("on double it needs sm_60"),
+        "{}",
+        atomic.message
+    );
+    let conda_gl = &explain_text(b"libGL error: MESA-LOADER: failed to open swrast: /home/u/miniconda3/envs/x/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so)\nlibGL error: failed to load driver: swrast\n")[0];
+    assert!(
+        has_remedy_command(conda_gl, "libstdcxx-ng"),
+        "{:?}",
+        conda_gl.remedies
+    );
+    // The CUEW words only count where Cycles puts them.
+    assert!(codes("Invalid context handling improved in this release\n").is_empty());
+}
