@@ -286,6 +286,12 @@ pub mod detail {
     /// first (`MESA-LOADER: failed to open swrast: .../libstdc++.so.6: version
     /// `GLIBCXX_3.4.30' not found`).
     pub const GL_LIBSTDCXX: &str = "OpenGL driver against an older libstdc++";
+    /// Starts the detail of a package named for a CUDA version that pip has no release of
+    /// (`No matching distribution found for cupy-cuda90`); the requirement follows.
+    pub const PIP_CUDA_BUILD: &str = "no pip release of a package for this CUDA: ";
+    /// PTX generated for a newer GPU than the one the driver compiles it for (`ptxas fatal :
+    /// SM version specified by .target is higher than default SM version assumed`).
+    pub const PTX_TARGET_NEWER: &str = "PTX for a newer GPU architecture";
     /// Starts the detail of Kokkos built for another architecture than the GPU's (`running
     /// kernels compiled for compute capability 7.0 ... on device with compute capability
     /// 5.0`); the GPU's compute capability follows.

@@ -456,6 +456,10 @@ regex!(
     r"(?i)\bNVIDIA driver (?:version )?(\d{3}\.\d{2,3}(?:\.\d{2})?) or (?:later|newer|higher)"
 );
 regex!(
+    RE_PIP_CUDA_PACKAGE,
+    r"No matching distribution found for ([A-Za-z][\w.]*-cu(?:da)?\d{2,3}[\w.]*)"
+);
+regex!(
     RE_KOKKOS_ARCH,
     r"on device with compute capability (\d+)\.(\d)\b"
 );
@@ -2502,6 +2506,10 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         || has!(text, "please update your driver to a newer version")
         || has!(text, "API call is not supported in the installed CUDA driver")
         || has!(text, "NVIDIA driver on your system is too old")
+        // The same warning wrapped by a terminal after its first words (`CUDA initialization:
+        // The NVIDIA driver on your` / `system is too old (found version 12040)`): PyTorch
+        // has no other message that starts so.
+        || text.trim_end().ends_with("CUDA initialization: The NVIDIA driver on your")
         // ollama: `your nvidia driver is too old or missing`.
         || has!(text, "nvidia driver is too old")
         // The driver's libcuda lacks an entry point the software was built for.
@@ -2857,6 +2865,20 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             detail::GL_DRIVER
         };
         return Some(named(EnvKind::LibMissing, which));
+    }
+    // pip has no release of a package built for the CUDA version in its name: `ERROR: No
+    // matching distribution found for cupy-cuda90<10,>=9`, `... for cumm-cu100`.
+    if has!(text, "No matching distribution found for ")
+        && let Some(c) = RE_PIP_CUDA_PACKAGE.captures(text)
+    {
+        return Some((
+            EnvKind::LibMissing,
+            Some(format!("{}{}", detail::PIP_CUDA_BUILD, &c[1])),
+        ));
+    }
+    // The driver's (or the toolkit's) ptxas given PTX made for a newer GPU than this one.
+    if has!(text, "SM version specified by .target is higher than") {
+        return Some(named(EnvKind::ArchUnsupported, detail::PTX_TARGET_NEWER));
     }
     // Kokkos checks the architecture it was built for at start-up: `Kokkos::Cuda::initialize
     // ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with

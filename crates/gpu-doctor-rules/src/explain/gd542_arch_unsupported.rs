@@ -60,6 +60,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     {
         return vec![atomic_overload(&hits, function)];
     }
+    if sm.as_deref() == Some(detail::PTX_TARGET_NEWER) {
+        return vec![ptx_target_newer(&hits)];
+    }
     if let Some(cc) = sm
         .as_deref()
         .and_then(|d| d.strip_prefix(detail::KOKKOS_ARCH))
@@ -221,6 +224,28 @@ fn atomic_overload(hits: &[&Observation], function: &str) -> Hit {
         "If the GPU itself is older than the overload, use a release of the software that still supports it, or a newer GPU",
         None,
         None,
+    );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
+}
+
+/// ptxas was given PTX whose `.target` is a newer GPU than the one it compiles for (the
+/// driver's JIT compiles for the GPU it runs on): the PTX was generated for a newer GPU.
+fn ptx_target_newer(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        "The PTX was generated for a newer GPU architecture (its `.target`) than this GPU's: the driver cannot compile it for this GPU.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Generate the PTX for this GPU's architecture or an older one (PTX runs on newer GPUs, never on older ones)",
+        Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+        Some("then build with that architecture: nvcc -arch=compute_50 ..., or the project's own target-architecture setting".to_owned()),
     );
     Hit {
         seq: hits[0].seq,

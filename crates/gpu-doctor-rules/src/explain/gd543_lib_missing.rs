@@ -138,6 +138,15 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if let Some(package) = lib
+        .as_deref()
+        .and_then(|l| l.strip_prefix(detail::PIP_CUDA_BUILD))
+    {
+        return vec![Hit {
+            finding: pip_cuda_build(&hits, package),
+            seq: first.seq,
+        }];
+    }
     if matches!(
         lib.as_deref(),
         Some(detail::GL_DRIVER | detail::GL_LIBSTDCXX)
@@ -379,6 +388,35 @@ fn cuda_home_unset(hits: &[&Observation]) -> Finding {
         "Install the CUDA toolkit of the version PyTorch was built with, and point CUDA_HOME at it",
         Some("python -c 'import torch; print(torch.version.cuda)'; export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH".to_owned()),
         Some("conda: conda install -c nvidia cuda-toolkit=12.8; or install a prebuilt wheel of the extension instead of building it".to_owned()),
+    )
+}
+
+/// pip found no release of a package built for the CUDA version its name carries
+/// (`cupy-cuda90`, `cumm-cu100`): the project publishes builds for other CUDA versions only,
+/// so the environment's CUDA is too old (or too new) for the release asked for.
+fn pip_cuda_build(hits: &[&Observation], package: &str) -> Finding {
+    // The name without its version constraint: `cupy-cuda90<10.>=9` -> `cupy-cuda90`.
+    let name = package
+        .split(['<', '>', '=', '!', '~', ' ', '['])
+        .next()
+        .unwrap_or(package);
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!("pip has no release of `{name}` that fits: the package is built per CUDA version, and the CUDA version in its name (or the release asked for) is one the project no longer or not yet publishes, so the environment's CUDA is too old or too new for it."),
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "See which releases of this CUDA build exist, and which CUDA the machine has",
+        Some(format!("pip index versions {name}; nvidia-smi | head -4; nvcc --version")),
+        None,
+    )
+    .with_remedy(
+        "Install the package's build for a CUDA version the project publishes and the driver runs (a newer CUDA toolkit, or an older release of the package)",
+        None,
+        None,
     )
 }
 

@@ -2807,3 +2807,39 @@ fn round_35_families() {
     // The CUEW words only count where Cycles puts them.
     assert!(codes("Invalid context handling improved in this release\n").is_empty());
 }
+
+#[test]
+fn round_36_families() {
+    assert_primary_findings(&[
+        // PyTorch's driver warning wrapped after its first words (1519).
+        (
+            ".../torch/cuda/__init__.py:187: UserWarning: CUDA initialization: The NVIDIA driver on your\nsystem is too old (found version 12040). ...\nAssertionError: CUDA not available\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        // pip without a release of a package built for a CUDA version (1529, and 1433).
+        (
+            "ERROR: No matching distribution found for cupy-cuda90<10,>=9 (from bminf)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // PTX made for a newer GPU than this one (1545).
+        (
+            "ptxas fatal   : SM version specified by .target is higher than default SM version assumed\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+    ]);
+    let pip = &explain_text(b"ERROR: No matching distribution found for cumm-cu100\n")[0];
+    assert!(
+        has_remedy_command(pip, "pip index versions cumm-cu100"),
+        "{:?}",
+        pip.remedies
+    );
+    // A package whose name carries no CUDA version is pip's own failure, not this.
+    assert!(
+        codes("ERROR: No matching distribution found for einops==9.9\n")
+            .iter()
+            .all(|c| c.0 != "GD543")
+    );
+}
