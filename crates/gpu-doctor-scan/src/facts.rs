@@ -292,6 +292,13 @@ pub mod detail {
     /// PTX generated for a newer GPU than the one the driver compiles it for (`ptxas fatal :
     /// SM version specified by .target is higher than default SM version assumed`).
     pub const PTX_TARGET_NEWER: &str = "PTX for a newer GPU architecture";
+    /// The driver release does not drive this GPU (`NVRM: The NVIDIA GPU ... installed in this
+    /// system is not supported by the NVIDIA 570.86.15 driver release`): a GPU newer than the
+    /// driver, one the branch dropped, or a vGPU given a passthrough driver.
+    pub const GPU_NOT_IN_RELEASE: &str = "GPU not supported by the driver release";
+    /// NVML inside WSL 2 or a Hyper-V GPU-partitioned guest cannot reach the Windows driver
+    /// (`Failed to initialize NVML: GPU access blocked by the operating system`).
+    pub const GPU_PARAVIRTUAL_BLOCKED: &str = "GPU access blocked by the operating system";
     /// Starts the detail of Kokkos built for another architecture than the GPU's (`running
     /// kernels compiled for compute capability 7.0 ... on device with compute capability
     /// 5.0`); the GPU's compute capability follows.

@@ -242,6 +242,9 @@ const LINE_STARTS: &[&[u8]] = &[
     b"call to cu",
     // OpenGL that found no driver to load (`libGL error: failed to load driver: swrast`).
     b"libGL error: ",
+    // PostgreSQL's loader error without its `ERROR:  ` (PG-Strom): `could not load library
+    // "/usr/pgsql-10/lib/pg_strom.so": libnvrtc.so.9.2: cannot open shared object file`.
+    b"could not load library",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",

@@ -460,6 +460,10 @@ regex!(
     r"No matching distribution found for ([A-Za-z][\w.]*-cu(?:da)?\d{2,3}[\w.]*)"
 );
 regex!(
+    RE_CUDNN_VERSION_IN_PARENS,
+    r"cuDNN version\s*\((\d+(?:\.\d+)*)\)"
+);
+regex!(
     RE_KOKKOS_ARCH,
     r"on device with compute capability (\d+)\.(\d)\b"
 );
@@ -2260,8 +2264,12 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if has!(text, "stat nvidia.com/gpu=") {
         return Some(named(EnvKind::VisibleDevices, detail::CDI_UNRESOLVED));
     }
-    // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`
-    if has!(text, "installed CPU version PaddlePaddle") {
+    // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`,
+    // and PaddleClas': `You are using paddlepaddle cpu version! Please try to install
+    // paddlepaddle-gpu`.
+    if has!(text, "installed CPU version PaddlePaddle")
+        || has!(text, "You are using paddlepaddle cpu version")
+    {
         return Some(named(EnvKind::TorchCpuBuild, detail::PADDLE_CPU));
     }
     // CUDA's assembler refusing an instruction this GPU lacks (bf16 before sm_80): `ptxas ...
@@ -2574,7 +2582,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::ArchUnsupported, Some(arch.to_owned())));
     }
-    if has!(text, "no kernel image is available for execution")
+    if has!(text, "kernel image is available")
+        // The error by its number alone (Faiss' `details: CUDA error 209 ...`, cut short).
+        || (has!(text, "CUDA error 209") || has!(text, "cuda error 209"))
         // TensorRT older than the GPU: `Assertion failed: Unsupported SM.` (caskUtils.cpp).
         || has!(text, "Unsupported SM.")
         // llama.cpp: `ggml-cuda was compiled without support for the current GPU architecture`.
@@ -2879,6 +2889,38 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // The driver's (or the toolkit's) ptxas given PTX made for a newer GPU than this one.
     if has!(text, "SM version specified by .target is higher than") {
         return Some(named(EnvKind::ArchUnsupported, detail::PTX_TARGET_NEWER));
+    }
+    // A build's CMake that found no cuDNN or NCCL: MindSpore's `Failed to find cudnn library
+    // file, please set environment variable CUDNN_HOME`, FindCUDNN's `Could NOT find CUDNN
+    // (missing: CUDNN_LIBRARY ...)`.
+    if has!(text, "Failed to find cudnn") || has!(text, "Could NOT find CUDNN") {
+        return Some((EnvKind::LibMissing, Some("libcudnn".to_owned())));
+    }
+    if has!(text, "Could NOT find NCCL") {
+        return Some((EnvKind::LibMissing, Some("libnccl".to_owned())));
+    }
+    // Paddle refusing an operation the loaded cuDNN is too old for: `Dilations conv is not
+    // supported in this cuDNN version(5.1.10).` (another, older cuDNN than the one meant).
+    if has!(text, "is not supported in this cuDNN version")
+        && let Some(c) = RE_CUDNN_VERSION_IN_PARENS.captures(text)
+    {
+        return Some((
+            EnvKind::LibMismatch,
+            Some(format!("cuDNN {} (older than the build needs)", &c[1])),
+        ));
+    }
+    // The driver release does not drive this GPU (the kernel wraps its sentence over lines:
+    // `NVRM: installed in this system is not supported by the` / `NVRM: NVIDIA 570.86.15
+    // driver release.`).
+    if has!(text, "NVRM:")
+        && (has!(text, "installed in this system is not supported by the")
+            || (has!(text, "is not supported by the NVIDIA") && has!(text, "driver release")))
+    {
+        return Some(named(EnvKind::NoDriver, detail::GPU_NOT_IN_RELEASE));
+    }
+    // WSL 2 or a Hyper-V GPU-partitioned guest whose path to the Windows driver is missing.
+    if has!(text, "GPU access blocked by the operating system") {
+        return Some(named(EnvKind::NoDriver, detail::GPU_PARAVIRTUAL_BLOCKED));
     }
     // Kokkos checks the architecture it was built for at start-up: `Kokkos::Cuda::initialize
     // ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with

@@ -90,6 +90,18 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             seq: first.seq,
         }];
     }
+    if env_detail(&hits).as_deref() == Some(detail::GPU_NOT_IN_RELEASE) {
+        return vec![Hit {
+            finding: gpu_not_in_release(&hits),
+            seq: first.seq,
+        }];
+    }
+    if env_detail(&hits).as_deref() == Some(detail::GPU_PARAVIRTUAL_BLOCKED) {
+        return vec![Hit {
+            finding: paravirtual_blocked(&hits),
+            seq: first.seq,
+        }];
+    }
     if env_detail(&hits).as_deref() == Some(detail::OPEN_MODULE_UNSUPPORTED) {
         return vec![Hit {
             finding: open_module_unsupported(&hits),
@@ -235,6 +247,50 @@ fn driver_rpc_timeout(hits: &[&Observation]) -> Finding {
     .with_remedy(
         "If it still times out, look for a GPU that hangs in initialization",
         Some("sudo dmesg -T | grep -i -E 'NVRM|Xid' | tail -30".to_owned()),
+        None,
+    )
+}
+
+/// The kernel module loaded but declined the GPU: this driver release does not support it.
+fn gpu_not_in_release(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD545",
+        Cause::EnvNoDriver,
+        Severity::Error,
+        "The loaded driver release does not support this GPU, so no driver drives it: the GPU is newer than the driver, older than the branch supports (a legacy branch drives it), or, in a virtual machine given a vGPU, it needs NVIDIA's vGPU guest driver rather than the datacenter driver.",
+        0.85,
+        hits,
+    )
+    .with_remedy(
+        "Find the GPU's PCI ID and look it up in the driver's list of supported GPUs (Appendix A of the release's README)",
+        Some("lspci -nn | grep -i nvidia; cat /proc/driver/nvidia/version".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "Install a driver branch that lists the GPU; in a VM with a vGPU, the vGPU (GRID) guest driver that matches the host's vGPU manager",
+        None,
+        None,
+    )
+}
+
+/// NVML in WSL 2 or a Hyper-V GPU-partitioned guest could not reach the Windows driver.
+fn paravirtual_blocked(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD545",
+        Cause::EnvNoDriver,
+        Severity::Error,
+        "NVML could not reach the GPU: the operating system blocked the access. This happens in WSL 2 and Hyper-V GPU-partitioned guests, whose only path to the GPU is the Windows driver through the dxgkrnl kernel module (/dev/dxg) and the libraries in /usr/lib/wsl/lib; that path is missing or broken.",
+        0.7,
+        hits,
+    )
+    .with_remedy(
+        "Check the path to the Windows driver: the device node, the kernel module and the WSL libraries",
+        Some("ls -l /dev/dxg; lsmod | grep dxgkrnl; uname -r; ls /usr/lib/wsl/lib".to_owned()),
+        Some("a Hyper-V guest must boot a kernel built with dxgkrnl; WSL: wsl --update in Windows".to_owned()),
+    )
+    .with_remedy(
+        "Keep the Linux driver out of the guest (the Windows driver serves it), and update the Windows driver",
+        None,
         None,
     )
 }

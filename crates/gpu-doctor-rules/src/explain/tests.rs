@@ -2843,3 +2843,59 @@ fn round_36_families() {
             .all(|c| c.0 != "GD543")
     );
 }
+
+#[test]
+fn round_37_families() {
+    assert_primary_findings(&[
+        // Faiss' CUDA check naming error 209 cut short, or misspelt (1546, 1547).
+        (
+            "Faiss assertion 'err__ == cudaSuccess' failed in void faiss::gpu::runL2Norm(...) at gpu/impl/L2Norm.cu:294; details: CUDA error 209 no kernel image is available\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // PostgreSQL's loader error without its ERROR prefix (1548).
+        (
+            "could not load library \"/usr/pgsql-10/lib/pg_strom.so\": libnvrtc.so.9.2: cannot open shared object file: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // PaddleClas' CPU-only check (1556).
+        (
+            "2020-09-08 09:14:59 ERROR: You are using paddlepaddle cpu version! Please try to install paddlepaddle-gpu to run model on GPU.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // CMake finding no cuDNN (1558).
+        (
+            "CMake Error at mindspore/ccsrc/CMakeLists.txt:40 (message):\n  Failed to find cudnn library file, please set environment variable\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // An older cuDNN than the build needs, loaded first (1561).
+        (
+            "Dilations conv is not supported in this cuDNN version(5.1.10). at [/root/Paddle/paddle/fluid/platform/cudnn_helper.h:329]\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // WSL 2 or a Hyper-V guest without its path to the Windows driver (1580, 375).
+        (
+            "Failed to initialize NVML: GPU access blocked by the operating system\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        // A driver release that does not drive the GPU, its sentence wrapped (1583).
+        (
+            "[99083.966246] NVRM: The NVIDIA GPU 0000:05:00.0 (PCI ID: 10de:26b9)\n               NVRM: installed in this system is not supported by the\n               NVRM: NVIDIA 570.86.15 driver release.\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+    ]);
+    let blocked =
+        &explain_text(b"Failed to initialize NVML: GPU access blocked by the operating system\n")
+            [0];
+    assert!(
+        has_remedy_command(blocked, "/dev/dxg"),
+        "{:?}",
+        blocked.remedies
+    );
+}
