@@ -1277,11 +1277,12 @@ fn cublas_status(text: &str) -> Option<String> {
     if text.starts_with("CUBLAS failure in cublas") {
         return Some(LibStatus::UNKNOWN.to_owned());
     }
-    // A bare number (`CUBLAS error: 7`), and cuBLAS's own complaint about an argument
-    // (`On entry to GEMM_EX  parameter number 9 had an illegal value`), which is status 7.
-    if let Some(rest) = text.split_once("CUBLAS error: ").map(|(_, rest)| rest) {
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        return cublas_status_of(digits.parse().ok()?).map(str::to_owned);
+    // A bare number (`CUBLAS error: 7`, Dorado's `CuBLAS error 8`), and cuBLAS's own
+    // complaint about an argument (`On entry to GEMM_EX  parameter number 9 had an illegal
+    // value`), which is status 7.
+    static RE_NUMBERED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bcublas error:? (\d{1,2})\b"));
+    if let Some(c) = RE_NUMBERED.captures(text) {
+        return cublas_status_of(c[1].parse().ok()?).map(str::to_owned);
     }
     if text.starts_with("On entry to ") && has!(text, "had an illegal value") {
         return Some("CUBLAS_STATUS_INVALID_VALUE".to_owned());

@@ -163,4 +163,9 @@ fn arch_mismatch(message: String, hits: &[&Observation]) -> Finding {
         None,
         None,
     )
+    .with_remedy(
+        "On a recent GPU, look for an older cuBLAS loaded in place of the one the software ships or was built with (another CUDA's lib directory first on LD_LIBRARY_PATH)",
+        Some("ldd $(which PROGRAM) | grep -i cublas; echo $LD_LIBRARY_PATH".to_owned()),
+        None,
+    )
 }

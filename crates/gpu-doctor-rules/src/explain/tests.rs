@@ -2830,6 +2830,15 @@ fn round_36_families() {
             Cause::EnvArchUnsupported,
         ),
     ]);
+    // Dorado's numbered cuBLAS status (1525): 8 is ARCH_MISMATCH, whose fixes include an
+    // older cuBLAS loaded in place of the program's own.
+    let cublas = &explain_text(b"[2023-03-16 07:48:40.892] [error] CuBLAS error 8\n")[0];
+    assert_eq!(cublas.code.0, "GD520");
+    assert!(
+        cublas.message.contains("CUBLAS_STATUS_ARCH_MISMATCH")
+            && has_remedy_command(cublas, "grep -i cublas"),
+        "{cublas:?}"
+    );
     let pip = &explain_text(b"ERROR: No matching distribution found for cumm-cu100\n")[0];
     assert!(
         has_remedy_command(pip, "pip index versions cumm-cu100"),
