@@ -211,6 +211,7 @@ regex!(
 );
 // No `\b` before: Markdown wraps it in underscores (`_CUBLAS_STATUS_ALLOC_FAILED_`).
 regex!(RE_CUBLAS, r"(CUBLAS_STATUS_[A-Z]+(?:_[A-Z]+)*)");
+regex!(RE_CUBLAS_NUMBERED, r"(?i)\bcublas error:? (\d{1,2})\b");
 regex!(RE_CUDNN, r"\b(CUDNN_STATUS_[A-Z_0-9]+)\b");
 regex!(RE_WHEN_CALLING, r"when calling `([^`]+)`");
 regex!(
@@ -1280,8 +1281,7 @@ fn cublas_status(text: &str) -> Option<String> {
     // A bare number (`CUBLAS error: 7`, Dorado's `CuBLAS error 8`), and cuBLAS's own
     // complaint about an argument (`On entry to GEMM_EX  parameter number 9 had an illegal
     // value`), which is status 7.
-    static RE_NUMBERED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bcublas error:? (\d{1,2})\b"));
-    if let Some(c) = RE_NUMBERED.captures(text) {
+    if let Some(c) = RE_CUBLAS_NUMBERED.captures(text) {
         return cublas_status_of(c[1].parse().ok()?).map(str::to_owned);
     }
     if text.starts_with("On entry to ") && has!(text, "had an illegal value") {
