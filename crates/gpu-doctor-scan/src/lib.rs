@@ -245,6 +245,8 @@ const LINE_STARTS: &[&[u8]] = &[
     // PostgreSQL's loader error without its `ERROR:  ` (PG-Strom): `could not load library
     // "/usr/pgsql-10/lib/pg_strom.so": libnvrtc.so.9.2: cannot open shared object file`.
     b"could not load library",
+    // NVIDIA DALI's allocation failure: `Can't allocate 129499136 bytes on device 0.`
+    b"Can't allocate ",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",

@@ -464,6 +464,7 @@ regex!(
     RE_CUDNN_VERSION_IN_PARENS,
     r"cuDNN version\s*\((\d+(?:\.\d+)*)\)"
 );
+regex!(RE_DALI_ALLOC, r"Can't allocate (\d+) bytes on device (\d+)");
 regex!(
     RE_KOKKOS_ARCH,
     r"on device with compute capability (\d+)\.(\d)\b"
@@ -1637,8 +1638,24 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         o.style = Some(OomStyle::TfOpKernel);
         return Some((o, false));
     }
+    // NVIDIA DALI's decoders: `Can't allocate 129499136 bytes on device 0.`
+    if has!(text, "Can't allocate ")
+        && let Some(c) = RE_DALI_ALLOC.captures(text)
+    {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Generic);
+        o.requested_bytes = c[1].parse().ok();
+        o.gpu = c[2].parse().ok();
+        return Some((o, false));
+    }
     if lower_has_oom
-        && (has!(text, "CUDA") || has!(text, "GPU") || has!(text, "cuda") || has!(text, "device"))
+        && (has!(text, "CUDA")
+            || has!(text, "GPU")
+            || has!(text, "cuda")
+            || has!(text, "device")
+            // cuQuantum's libraries: `[custatevec] %out of memory in addQubitsToState`.
+            || has!(text, "[custatevec]")
+            || has!(text, "[cutensornet]"))
         && !has!(text, "CPU")
     {
         o.framework = fw_line;
@@ -2268,6 +2285,14 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // Paddle's own check: `Cannot use GPU because you have installed CPU version PaddlePaddle.`,
     // and PaddleClas': `You are using paddlepaddle cpu version! Please try to install
     // paddlepaddle-gpu`.
+    // torchcodec's wheel from PyPI has no CUDA decoder: `RuntimeError: Unsupported device:
+    // cuda` (its words; its CUDA build comes from PyTorch's CUDA index).
+    if has!(text, "Unsupported device: cuda") {
+        return Some((
+            EnvKind::TorchCpuBuild,
+            Some(format!("{}torchcodec", detail::PACKAGE_WITHOUT_CUDA)),
+        ));
+    }
     if has!(text, "installed CPU version PaddlePaddle")
         || has!(text, "You are using paddlepaddle cpu version")
     {

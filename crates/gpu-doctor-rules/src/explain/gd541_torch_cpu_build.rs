@@ -248,7 +248,11 @@ fn package_without_cuda(hits: &[&Observation], package: &str) -> Finding {
     )
     .with_remedy(
         format!("Install {package}'s GPU build for your platform and CUDA, or rebuild it with CUDA enabled"),
-        None,
+        // torchcodec's CUDA builds are on PyTorch's index, not on PyPI.
+        (package == "torchcodec").then(|| {
+            "pip install --force-reinstall torchcodec --index-url https://download.pytorch.org/whl/cu128"
+                .to_owned()
+        }),
         Some("prebuilt wheels for some platforms (aarch64, Jetson, Windows) are CPU-only; a source build needs its CUDA option on (e.g. -DUSE_CUDA=ON / -DWITH_CUDA=ON)".to_owned()),
     )
     .with_remedy(

@@ -2908,3 +2908,33 @@ fn round_37_families() {
         blocked.remedies
     );
 }
+
+#[test]
+fn round_38_families() {
+    assert_primary_findings(&[
+        // NVIDIA DALI's decoder out of memory (1585).
+        (
+            "Error when executing Mixed operator ImageDecoder encountered:\nCan't allocate 129499136 bytes on device 0.\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // torchcodec's PyPI wheel without its CUDA decoder (1588).
+        (
+            "    return self._op(*args, **kwargs)\nRuntimeError: Unsupported device: cuda\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // cuQuantum's state vector out of memory (1610).
+        (
+            "terminate called after throwing an instance of 'std::runtime_error'\n  what():  [custatevec] %out of memory in addQubitsToState (line 210)\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+    ]);
+    let codec = &explain_text(b"RuntimeError: Unsupported device: cuda\n")[0];
+    assert!(
+        has_remedy_command(codec, "torchcodec --index-url"),
+        "{:?}",
+        codec.remedies
+    );
+}
