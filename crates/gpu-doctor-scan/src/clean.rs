@@ -191,10 +191,14 @@ fn strip_rank_prefix(s: &str) -> Option<(Option<u32>, &str)> {
 }
 
 /// The line without the Markdown quote marks (`> `, nested `> > `) that output pasted into an
-/// issue thread often carries. Python's prompt (`>>> `) is not one.
+/// issue thread often carries, or the bold mark (`**`) a reporter put around it. Python's
+/// prompt (`>>> `) is not one.
 fn strip_quote_marks(mut s: &str) -> &str {
     while let Some(rest) = s.strip_prefix("> ") {
         s = rest.trim_start();
+    }
+    if let Some(rest) = s.strip_prefix("**") {
+        s = rest;
     }
     // pytest's mark before each line of the error it reports: `E       RuntimeError: ...`.
     if let Some(rest) = s.strip_prefix(PYTEST_ERROR_MARK) {
@@ -315,6 +319,9 @@ pub(crate) fn strip_vllm_prefix_bytes(mut line: &[u8]) -> &[u8] {
 pub(crate) fn strip_prefixes_bytes(mut line: &[u8]) -> &[u8] {
     while let Some(rest) = line.strip_prefix(b"> ") {
         line = rest.trim_ascii_start();
+    }
+    if let Some(rest) = line.strip_prefix(b"**") {
+        line = rest;
     }
     if let Some(rest) = line.strip_prefix(PYTEST_ERROR_MARK.as_bytes()) {
         line = rest.trim_ascii_start();

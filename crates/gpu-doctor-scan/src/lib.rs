@@ -292,7 +292,7 @@ fn starts_worth_a_look(line: &[u8]) -> bool {
             rest.get(digits..digits + 2) == Some(b"]:".as_slice())
                 && line_start_matches(&rest[digits + 2..])
         }
-        Some(b'[' | 0x1b | b'r' | b'>' | b'(' | b'E' | b'I' | b'W') => {
+        Some(b'[' | 0x1b | b'r' | b'>' | b'(' | b'E' | b'I' | b'W' | b'*') => {
             let rest = clean::strip_prefixes_bytes(line);
             if rest.len() < line.len() {
                 // What follows a prefix gets every look a bare line gets (a quoted dmesg line,

@@ -2948,6 +2948,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     if has!(text, "GPU access blocked by the operating system") {
         return Some(named(EnvKind::NoDriver, detail::GPU_PARAVIRTUAL_BLOCKED));
     }
+    // CUDAnative (Julia) on a GPU its toolchain cannot target: `ERROR: Device capability
+    // v1.1.0 not supported by available toolchain`.
+    if has!(text, "not supported by available toolchain") && has!(text, "apability") {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
     // Kokkos checks the architecture it was built for at start-up: `Kokkos::Cuda::initialize
     // ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with
     // compute capability 5.0`.

@@ -2924,6 +2924,12 @@ fn round_38_families() {
             "GD541",
             Cause::EnvTorchCpuBuild,
         ),
+        // CUDAnative's toolchain without the GPU's capability, in Markdown bold (1603).
+        (
+            "**ERROR: Device capability v1.1.0 not supported by available toolchain**\nStacktrace:\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
         // cuQuantum's state vector out of memory (1610).
         (
             "terminate called after throwing an instance of 'std::runtime_error'\n  what():  [custatevec] %out of memory in addQubitsToState (line 210)\n",
