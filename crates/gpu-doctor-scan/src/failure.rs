@@ -93,6 +93,10 @@ fn program_error(line: &[u8]) -> bool {
         "ERROR: ",
         "fatal: ",
         "error while loading shared libraries: ",
+        // The linker's report of a symbol no library gave: `x.o:(.text+0x30e): undefined
+        // reference to `c10::Error::Error(...)'` (and its `more undefined references`).
+        "undefined reference to `",
+        "more undefined references to `",
     ]
     .iter()
     .any(|word| rest.starts_with(word.as_bytes()))

@@ -247,6 +247,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"could not load library",
     // NVIDIA DALI's allocation failure: `Can't allocate 129499136 bytes on device 0.`
     b"Can't allocate ",
+    // cudarc (Rust) looking for CUDA's libraries: `Unable to find nvrtc lib under the names`.
+    b"Unable to find ",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",
@@ -440,11 +442,12 @@ fn line_start_matches(line: &[u8]) -> bool {
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`), or
-    // a path (a compiler's `/usr/include/x.h:119:2: error: ...`).
+    // a path (a compiler's `/usr/include/x.h:119:2: error: ...`, a linker's
+    // `../lib/x.a(y.o):y.cpp:(.text+0x30e): undefined reference to ...`).
     fixed_start
         || (rest
             .first()
-            .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'/'))
+            .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'/' | b'.'))
             && failure::starts_like_failure(rest))
 }
 

@@ -464,6 +464,10 @@ regex!(
     RE_CUDNN_VERSION_IN_PARENS,
     r"cuDNN version\s*\((\d+(?:\.\d+)*)\)"
 );
+regex!(
+    RE_CUDARC_LIB,
+    r"Unable to find (nvrtc|cublas|cublasLt|curand|cudnn|nccl|cufft|cusparse|cusolver) lib under the names"
+);
 regex!(RE_DALI_ALLOC, r"Can't allocate (\d+) bytes on device (\d+)");
 regex!(
     RE_KOKKOS_ARCH,
@@ -679,6 +683,9 @@ fn cuda_header_not_found(text: &str) -> Option<&str> {
         "cub",
         "npp",
         "nvml",
+        // TensorRT's headers: `fatal error: NvInfer.h: No such file or directory`.
+        "NvInfer",
+        "NvOnnxParser",
     ];
     let header_file = std::path::Path::new(name).extension().is_some_and(|e| {
         ["h", "hpp", "cuh"]
@@ -1652,6 +1659,7 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         && (has!(text, "CUDA")
             || has!(text, "GPU")
             || has!(text, "cuda")
+            || has!(text, "Cuda")
             || has!(text, "device")
             // cuQuantum's libraries: `[custatevec] %out of memory in addQubitsToState`.
             || has!(text, "[custatevec]")
@@ -3066,6 +3074,29 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // the names ["cuda", "nvcuda"]`.
     if has!(text, "Unable to find cuda lib under the names") {
         return Some((EnvKind::LibMissing, Some("libcuda.so.1".to_owned())));
+    }
+    // The same crate for CUDA's own libraries: `Unable to find nvrtc lib under the names
+    // ["nvrtc", "nvrtc64", ...]`.
+    if has!(text, "lib under the names")
+        && let Some(c) = RE_CUDARC_LIB.captures(text)
+    {
+        return Some((EnvKind::LibMissing, Some(format!("lib{}", &c[1]))));
+    }
+    // ONNX Runtime's CUDA provider that would not load (onnxruntime-node, the C API):
+    // `OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library`.
+    if has!(text, "ExecutionProvider_Cuda") && has!(text, "Failed to load shared library") {
+        return Some((
+            EnvKind::LibMissing,
+            Some("libonnxruntime_providers_cuda.so".to_owned()),
+        ));
+    }
+    // NVML finds no kernel driver: `pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded`,
+    // `Failed to initialize NVML: Driver Not Loaded` (NVML_ERROR_DRIVER_NOT_LOADED).
+    if has!(text, "NVMLError_DriverNotLoaded")
+        || has!(text, "NVML_ERROR_DRIVER_NOT_LOADED")
+        || (has!(text, "NVML") && has!(text, ": Driver Not Loaded"))
+    {
+        return Some((EnvKind::NoDriver, None));
     }
     // xFormers built for another PyTorch or CUDA: `xFormers can't load C++/CUDA extensions.
     // xFormers was built for:` (the versions follow on the next lines).

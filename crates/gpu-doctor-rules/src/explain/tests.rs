@@ -2944,3 +2944,45 @@ fn round_38_families() {
         codec.remedies
     );
 }
+
+#[test]
+fn round_39_families() {
+    assert_primary_findings(&[
+        // ONNX Runtime's CUDA provider library that would not load (1611).
+        (
+            "Error: OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library\n      at new OnnxruntimeSessionHandler (node_modules/onnxruntime-node/lib/backend)\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // cudarc looking for NVRTC (1617).
+        (
+            "Unable to find nvrtc lib under the names [\"nvrtc\", \"nvrtc64\", \"nvrtc64_12\"]. Please open GitHub issue.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // The linker's undefined references are the program's failure (1622).
+        (
+            "../../bin/libinfer_lib.a(p.cpp.o):p.cpp:(.text+0x30e): more undefined references to `c10::Error::Error(c10::SourceLocation, std::string const&)' follow\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // TensorRT's header missing from a build (1625).
+        (
+            "/home/u/tensorrtx/yolov3/yololayer.h:8:21: fatal error: NvInfer.h: No such file or directory\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A CUDA check macro spelling it `Cuda`, out of memory (1626).
+        (
+            "Cuda error in file src/implicit_gemm.cu at line 648: out of memory\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // NVML without a kernel driver (1631).
+        (
+            "    raise NVMLError(ret)\n**pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded**\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+    ]);
+}
