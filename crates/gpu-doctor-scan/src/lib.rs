@@ -249,6 +249,8 @@ const LINE_STARTS: &[&[u8]] = &[
     b"Can't allocate ",
     // cudarc (Rust) looking for CUDA's libraries: `Unable to find nvrtc lib under the names`.
     b"Unable to find ",
+    // text-embeddings-inference on a GPU its image was not built for.
+    b"Could not start backend",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",

@@ -468,6 +468,10 @@ regex!(
     RE_CUDARC_LIB,
     r"Unable to find (nvrtc|cublas|cublasLt|curand|cudnn|nccl|cufft|cusparse|cusolver) lib under the names"
 );
+regex!(
+    RE_RUNTIME_COMPUTE_CAP,
+    r"Runtime compute cap (\d{2,3}) is not compatible"
+);
 regex!(RE_DALI_ALLOC, r"Can't allocate (\d+) bytes on device (\d+)");
 regex!(
     RE_KOKKOS_ARCH,
@@ -1661,6 +1665,8 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
             || has!(text, "cuda")
             || has!(text, "Cuda")
             || has!(text, "device")
+            // PyCUDA: `MemoryError: cuMemAlloc failed: out of memory`.
+            || has!(text, "cuMemAlloc")
             // cuQuantum's libraries: `[custatevec] %out of memory in addQubitsToState`.
             || has!(text, "[custatevec]")
             || has!(text, "[cutensornet]"))
@@ -2960,6 +2966,13 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // v1.1.0 not supported by available toolchain`.
     if has!(text, "not supported by available toolchain") && has!(text, "apability") {
         return Some((EnvKind::ArchUnsupported, None));
+    }
+    // text-embeddings-inference's image for another architecture: `Could not start backend:
+    // Runtime compute cap 75 is not compatible with compile time compute cap 80`.
+    if has!(text, "is not compatible with compile time compute cap")
+        && let Some(c) = RE_RUNTIME_COMPUTE_CAP.captures(text)
+    {
+        return Some((EnvKind::ArchUnsupported, Some(format!("sm_{}", &c[1]))));
     }
     // Kokkos checks the architecture it was built for at start-up: `Kokkos::Cuda::initialize
     // ERROR: running kernels compiled for compute capability 7.0 (>= 5.0) on device with

@@ -2986,3 +2986,23 @@ fn round_39_families() {
         ),
     ]);
 }
+
+#[test]
+fn round_40_families() {
+    assert_primary_findings(&[
+        // text-embeddings-inference's image built for another architecture (1646).
+        (
+            "Error: Could not create backend\nCaused by:\n    Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // PyCUDA's allocation (1656).
+        (
+            "    self.gpudata = self.allocator(self.size * self.dtype.itemsize)\nMemoryError: cuMemAlloc failed: out of memory\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+    ]);
+    let tei = &explain_text(b"    Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\n")[0];
+    assert!(tei.message.contains("sm_75"), "{}", tei.message);
+}
