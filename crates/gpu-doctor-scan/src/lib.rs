@@ -251,6 +251,11 @@ const LINE_STARTS: &[&[u8]] = &[
     b"Unable to find ",
     // text-embeddings-inference on a GPU its image was not built for.
     b"Could not start backend",
+    // Programs that fell back to the CPU, in their own words (Whisper's warning and the line
+    // Python shows under it; GFPGAN's).
+    b"UserWarning: FP16 is not supported on CPU",
+    b"warnings.warn(\"FP16 is not supported on CPU",
+    b"UserWarning: The unoptimized RealESRGAN",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",
@@ -441,6 +446,7 @@ fn line_start_matches(line: &[u8]) -> bool {
                 | b's'
                 | b'/'
                 | b'l'
+                | b'w'
         )
     ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`), or

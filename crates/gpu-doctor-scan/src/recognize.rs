@@ -566,6 +566,13 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         // enabled, but CUDA is not available.  Disabling.`, autocast's `User provided
         // device_type of 'cuda', but CUDA is not available. Disabling`.
         detail::TORCH_NO_GPU
+    } else if has!(text, "FP16 is not supported on CPU; using FP32 instead")
+        || has!(text, "The unoptimized RealESRGAN is slow on CPU")
+    {
+        // Programs that fall back to the CPU when PyTorch sees no GPU, and say so in their
+        // own words: Whisper's `FP16 is not supported on CPU; using FP32 instead`, GFPGAN's
+        // `The unoptimized RealESRGAN is slow on CPU. We do not use it.`.
+        detail::TORCH_NO_GPU
     } else if asked == Some(Question::CudaAvailable) && is_false_answer(text) {
         // The answer at a prompt: `False`, IPython's `Out[2]: False`, a quoted `>>false`.
         detail::TORCH_NO_GPU
@@ -1647,6 +1654,13 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     {
         o.framework = Some(Framework::Tensorflow);
         o.style = Some(OomStyle::TfOpKernel);
+        return Some((o, false));
+    }
+    // TensorRT's builder: `[virtualMemoryBuffer.cpp::resizePhysical::144] Error Code 2:
+    // OutOfMemory (no further information)`.
+    if has!(text, "Error Code ") && has!(text, ": OutOfMemory") {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Generic);
         return Some((o, false));
     }
     // NVIDIA DALI's decoders: `Can't allocate 129499136 bytes on device 0.`

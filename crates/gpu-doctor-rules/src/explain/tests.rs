@@ -3006,3 +3006,29 @@ fn round_40_families() {
     let tei = &explain_text(b"    Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\n")[0];
     assert!(tei.message.contains("sm_75"), "{}", tei.message);
 }
+
+#[test]
+fn rounds_41_and_42_families() {
+    assert_primary_findings(&[
+        // Programs that fell back to the CPU, in their own words (1667, and the older 970).
+        (
+            "UserWarning: The unoptimized RealESRGAN is slow on CPU. We do not use it. If you really want to use it, please modify the corresponding codes.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        (
+            "UserWarning: FP16 is not supported on CPU; using FP32 instead\n  warnings.warn(\"FP16 is not supported on CPU; using FP32 instead\")\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // TensorRT's builder out of memory without the trtexec prefix (1670, and the older 879).
+        (
+            "[virtualMemoryBuffer.cpp::resizePhysical::144] Error Code 2: OutOfMemory (no further information)\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+    ]);
+    // The CPU fallback is the low-confidence "sees no GPU" finding, below any that says why.
+    let fp16 = &explain_text(b"UserWarning: FP16 is not supported on CPU; using FP32 instead\n")[0];
+    assert!(fp16.confidence < 0.5, "{}", fp16.confidence);
+}
