@@ -48,20 +48,32 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = warnings.first() else {
         return Vec::new();
     };
-    let f = Finding::new(
-        "GD505",
-        Cause::Other,
-        Severity::Info,
+    let tensorrt = first.text.contains("Skipping tactic");
+    let message = if tensorrt {
+        format!(
+            "TensorRT skipped {} tactic(s) that did not fit in GPU memory while it built the engine; it goes on with the others, so this alone is not why a build failed (if it did).",
+            warnings.len()
+        )
+    } else {
         format!(
             "TensorFlow's allocator warned {} time(s) that it ran out of memory, but it says this is not a failure; it is not why the job stopped.",
             warnings.len()
-        ),
-    )
+        )
+    };
+    let f = Finding::new("GD505", Cause::Other, Severity::Info, message)
     .confidence(0.9)
     .with_evidence(evidence(first))
     .with_remedy(
-        "Nothing is required; for headroom, let TensorFlow grow its memory instead of preallocating",
-        Some("tf.config.experimental.set_memory_growth(gpu, True)".to_owned()),
+        if tensorrt {
+            "Nothing is required; to let the builder try every tactic, give it more free memory or a larger workspace pool"
+        } else {
+            "Nothing is required; for headroom, let TensorFlow grow its memory instead of preallocating"
+        },
+        Some(if tensorrt {
+            "trtexec --memPoolSize=workspace:4096M ...   # or config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 4 << 30)".to_owned()
+        } else {
+            "tf.config.experimental.set_memory_growth(gpu, True)".to_owned()
+        }),
         None,
     );
     vec![Hit {

@@ -59,6 +59,11 @@ pub struct Growth {
     pub per_step_bytes: Option<f64>,
 }
 
+/// TensorRT's builder's `Error Code 2: OutOfMemory` line.
+fn tensorrt_builder_oom(o: &Observation) -> bool {
+    o.text.contains("Error Code ") && o.text.contains(": OutOfMemory")
+}
+
 /// An observation that is an OOM failure (not `TensorFlow`'s "not a failure" warning), with
 /// its numbers. cuBLAS and cuDNN allocation failures count: they are OOMs outside the
 /// framework's allocator.
@@ -122,9 +127,16 @@ fn preallocation_shrank(failures: &[(&Observation, OomInfo)], before: u64) -> bo
 }
 
 pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
+    // TensorRT's builder reports each tactic that did not fit as an error, then skips it and
+    // builds with another: when it says it skipped tactics, its out-of-memory errors are not
+    // the failure.
+    let skipped_tactics = facts.observations.iter().any(|o| {
+        matches!(&o.kind, ObsKind::Oom(i) if i.not_a_failure) && o.text.contains("Skipping tactic")
+    });
     let failures: Vec<(&Observation, OomInfo)> = facts
         .observations
         .iter()
+        .filter(|o| !(skipped_tactics && tensorrt_builder_oom(o)))
         .filter_map(|o| oom_of(o).map(|i| (o, i)))
         .collect();
     // The last failure is the one that ended the job; among equally informative ones prefer
