@@ -566,6 +566,10 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         // enabled, but CUDA is not available.  Disabling.`, autocast's `User provided
         // device_type of 'cuda', but CUDA is not available. Disabling`.
         detail::TORCH_NO_GPU
+    } else if has!(text, "cuda.is_available()") && text.trim_end().ends_with("False") {
+        // The question and its answer on one line, as scripts print them:
+        // `torch.cuda.is_available(): False`, `torch.cuda.is_available() = False`.
+        detail::TORCH_NO_GPU
     } else if has!(text, "FP16 is not supported on CPU; using FP32 instead")
         || has!(text, "The unoptimized RealESRGAN is slow on CPU")
     {

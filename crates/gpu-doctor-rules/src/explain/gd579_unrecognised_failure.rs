@@ -92,6 +92,9 @@ pub(crate) fn check(facts: &LogFacts) -> Option<Hit> {
     if let Some((remedy, command)) = host_compiler_remedy(&obs.text) {
         f = f.with_remedy(remedy, Some(command), None);
     }
+    if let Some((remedy, command, detail)) = libtorch_link_remedy(&obs.text) {
+        f = f.with_remedy(remedy, Some(command.to_owned()), Some(detail.to_owned()));
+    }
     if obs.text.trim() == "Killed" || obs.text.contains(" Killed ") {
         f = f.with_remedy(
             "A process killed with no error of its own was most often killed by the kernel for lack of host memory: look for the OOM killer in the kernel log",
@@ -150,6 +153,23 @@ fn undefined_symbol_remedy(text: &str) -> Option<(&'static str, &'static str)> {
             "ldd -r <the .so named in the error> | grep undefined",
         ))
     }
+}
+
+/// A C++ program that does not link against libtorch: the symbols it misses are libtorch's
+/// (`undefined reference to `c10::Error::Error(c10::SourceLocation, std::string const&)'`).
+/// The usual reason is the C++ ABI: libtorch comes in a pre-cxx11-ABI and a cxx11-ABI build,
+/// and a program compiled with the other setting names `std::string` differently; the other
+/// is headers and library of different releases.
+fn libtorch_link_remedy(text: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    let (_, symbol) = text.split_once("undefined reference")?;
+    ["`c10::", "`at::", "`torch::", "'c10::", "'at::", "'torch::"]
+        .iter()
+        .any(|namespace| symbol.contains(namespace))
+        .then_some((
+            "The program and libtorch disagree on the C++ ABI (or are of different releases): link the libtorch whose ABI the compiler uses, and headers and library of one release",
+            "python -c 'import torch; print(torch._C._GLIBCXX_USE_CXX11_ABI)'   # for a pip torch; a downloaded libtorch names its ABI in the file name",
+            "download the cxx11-ABI libtorch, or compile the program with -D_GLIBCXX_USE_CXX11_ABI=0 to match a pre-cxx11 one",
+        ))
 }
 
 /// nvcc refusing the host compiler (`#error -- unsupported GNU version! gcc versions later

@@ -2992,6 +2992,12 @@ fn round_39_families() {
             Cause::EnvNoDriver,
         ),
     ]);
+    let link = &explain_text(b"../../bin/libinfer_lib.a(p.cpp.o):p.cpp:(.text+0x30e): more undefined references to `c10::Error::Error(c10::SourceLocation, std::string const&)' follow\n")[0];
+    assert!(
+        has_remedy_command(link, "_GLIBCXX_USE_CXX11_ABI"),
+        "{:?}",
+        link.remedies
+    );
 }
 
 #[test]
@@ -3035,6 +3041,12 @@ fn rounds_41_and_42_families() {
             Cause::OomCapacity,
         ),
     ]);
+    // The question and its answer on one line (1243).
+    assert_primary_findings(&[(
+        "torch.cuda.is_available(): False\ntorch.cuda.device_count(): 0\n",
+        "GD541",
+        Cause::EnvTorchCpuBuild,
+    )]);
     // The CPU fallback is the low-confidence "sees no GPU" finding, below any that says why.
     let fp16 = &explain_text(b"UserWarning: FP16 is not supported on CPU; using FP32 instead\n")[0];
     assert!(fp16.confidence < 0.5, "{}", fp16.confidence);
