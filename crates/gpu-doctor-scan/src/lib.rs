@@ -412,6 +412,18 @@ fn strip_colon_number(word: &[u8]) -> Option<&[u8]> {
     (digits > 0 && word[head.len()] == b':').then_some(head)
 }
 
+/// [`LINE_STARTS`] by their first byte: a line is compared only with the starts that begin
+/// as it does (most lines begin with none of them and cost one lookup).
+static LINE_STARTS_BY_FIRST_BYTE: LazyLock<Vec<Vec<&'static [u8]>>> = LazyLock::new(|| {
+    let mut table = vec![Vec::new(); 256];
+    for start in LINE_STARTS {
+        if let Some(&first) = start.first() {
+            table[usize::from(first)].push(*start);
+        }
+    }
+    table
+});
+
 /// [`LINE_STARTS`] after the line's indentation.
 fn line_start_matches(line: &[u8]) -> bool {
     let indent = line
@@ -420,35 +432,11 @@ fn line_start_matches(line: &[u8]) -> bool {
         .take_while(|b| **b == b' ' || **b == b'\t')
         .count();
     let rest = &line[indent..];
-    let fixed_start = matches!(
-        rest.first(),
-        Some(
-            b'T' | b'F'
-                | b'E'
-                | b'D'
-                | b'N'
-                | b'R'
-                | b'g'
-                | b't'
-                | b'p'
-                | b'c'
-                | b'C'
-                | b'd'
-                | b'L'
-                | b'K'
-                | b'O'
-                | b'k'
-                | b'_'
-                | b'j'
-                | b'U'
-                | b'r'
-                | b'A'
-                | b's'
-                | b'/'
-                | b'l'
-                | b'w'
-        )
-    ) && LINE_STARTS.iter().any(|start| rest.starts_with(start));
+    let fixed_start = rest.first().is_some_and(|&first| {
+        LINE_STARTS_BY_FIRST_BYTE[usize::from(first)]
+            .iter()
+            .any(|start| rest.starts_with(start))
+    });
     // Failure lines start with a letter (`ValueError:`, `Segmentation fault`, `F0823 ...`), or
     // a path (a compiler's `/usr/include/x.h:119:2: error: ...`, a linker's
     // `../lib/x.a(y.o):y.cpp:(.text+0x30e): undefined reference to ...`).
