@@ -9,10 +9,13 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD505",
     name: "oom-warning-not-a-failure",
     cause: Some(Cause::Other),
-    summary: "TensorFlow's allocator warned it ran out of memory, but says this is not a failure",
+    summary: "TensorFlow's allocator, or TensorRT's builder, ran out of memory in a way that is not a failure",
     body: r#"## What it does
 Finds TensorFlow/JAX BFC allocator warnings that say `ran out of memory trying to allocate ...
-The caller indicates that this is not a failure` when no real out-of-memory error followed.
+The caller indicates that this is not a failure` when no real out-of-memory error followed,
+and TensorRT's builder skipping tactics that did not fit (`Skipping tactic 2 due to
+insufficient memory`): it prints `Error Code 2: OutOfMemory` for each, then builds with
+another tactic, so those errors are not the failure either.
 
 Its cause is `other`: the warning itself names no failure, so whatever stopped the job (if
 anything did) is not in these lines.

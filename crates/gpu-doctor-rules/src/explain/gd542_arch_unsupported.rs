@@ -15,7 +15,14 @@ Finds `no kernel image is available for execution on the device` (CUDA 209), `CU
 capability sm_XX is not compatible with the current PyTorch installation`, `PyTorch no longer
 supports this GPU because it is too old` and `invalid device function`; and software that
 needs a newer GPU than this one: `FlashAttention only supports Ampere GPUs or newer`,
-`Bfloat16 is only supported on GPUs with compute capability of at least 8.0`.
+`Bfloat16 is only supported on GPUs with compute capability of at least 8.0`. Builds for
+another architecture in the words of their own tools: Kokkos' `running kernels compiled for
+compute capability ... on device with compute capability 5.0` (with the `Kokkos_ARCH_` option
+to build with), text-embeddings-inference's `Runtime compute cap 75 is not compatible with
+compile time compute cap 80`, ptxas given PTX for a newer GPU (`SM version specified by
+.target is higher than default SM version assumed`), and nvcc without an atomic's overload at
+the architecture it builds for (`no instance of overloaded function "atomicAdd" matches the
+argument list`: atomicAdd on double needs sm_60).
 
 ## Why is this bad?
 GPU code is compiled per architecture. A wheel or extension built without this GPU's

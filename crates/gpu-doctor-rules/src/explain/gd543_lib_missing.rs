@@ -22,8 +22,14 @@ one of PyTorch's C++ namespaces), with the install line of the packages that shi
 PyTorch release (PyG's, flash-attn, fbgemm-gpu, torchvision/torchaudio). Any other shared library
 the loader cannot find (a GPU stack's, such as ROCm's `libhsa-runtime64.so.1`; a package's own,
 such as `libfaiss.so`; Windows' `Error loading ...caffe2_nvrtc.dll or one of its
-dependencies`; macOS's `Library not loaded`) is reported too, as a missing library of the
-installation.
+dependencies`; macOS's `Library not loaded`; the loader's `prog: error while loading shared
+libraries: ...`) is reported too, as a missing library of the installation. So are builds
+that find no CUDA header (`fatal error: cuda.h`, TensorRT's `NvInfer.h`) or no cuDNN (CMake's
+`Could NOT find CUDNN`), pip without a release of a package built for a CUDA version
+(`No matching distribution found for cupy-cuda90`), ONNX Runtime's CUDA provider library that
+would not load, and OpenGL with no driver it could load (`libGL error: failed to load driver:
+swrast`: in a container, the NVIDIA GL libraries come only with the graphics capability; when
+Mesa's loader names `GLIBCXX_`, a conda environment's older libstdc++).
 
 ## Why is this bad?
 The library's file name carries the CUDA (or cuDNN) major version it was built against. A

@@ -15,7 +15,11 @@ Finds `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA dri
 no NVIDIA driver on your system`, `no CUDA-capable device is detected` (CUDA 100),
 `CUDA driver is a stub library`, the container toolkit's `nvml error: driver not loaded`, and
 the open kernel module on a GPU without GSP (`not supported by open nvidia.ko`: Maxwell, Pascal,
-Volta need the proprietary module).
+Volta need the proprietary module), NVML's `Driver Not Loaded`, a GPU that the loaded driver
+release does not support (`NVRM: ... installed in this system is not supported by the NVIDIA
+570.86.15 driver release`: a GPU newer than the driver, a legacy one, or a vGPU given the
+passthrough driver) and NVML's `GPU access blocked by the operating system` (WSL 2 or a
+Hyper-V GPU-partitioned guest without its path to the Windows driver: dxgkrnl, `/dev/dxg`).
 The same messages printed inside a container (a compose service's prefix, a prompt whose host
 name is a container ID) are GD546's: the container was not given the GPU.
 (A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often
