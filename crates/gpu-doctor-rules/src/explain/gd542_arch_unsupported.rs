@@ -3,7 +3,7 @@
 use super::{Hit, Input, env_detail, env_observations, finding_from};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Severity};
-use gpu_doctor_scan::{EnvKind, Observation, detail};
+use gpu_doctor_scan::{EnvKind, Framework, Observation, detail};
 
 pub(crate) static DOC: RuleDoc = RuleDoc {
     code: "GD542",
@@ -113,6 +113,29 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         )),
         _ => None,
     };
+    // Software other than PyTorch (a container image, a C++ library, ONNX Runtime) gets the
+    // steps that apply to any build, not PyTorch's wheels.
+    let pytorch = input.facts.frameworks.contains(&Framework::Pytorch)
+        || hits
+            .iter()
+            .any(|o| o.framework == Some(Framework::Pytorch) || o.text.contains("torch"));
+    if !pytorch {
+        f = f
+            .with_remedy(
+                "See the GPU's compute capability (sm_86 is 8.6)",
+                Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
+                None,
+            )
+            .with_remedy(
+                "Install a build of the software that includes this architecture: a newer release (or the image built for this GPU) for a new GPU, an older release for a GPU it dropped; or build it from source for this GPU",
+                None,
+                Some("source builds take the architecture as an option: CMake -DCMAKE_CUDA_ARCHITECTURES=86, nvcc -arch=sm_86".to_owned()),
+            );
+        return vec![Hit {
+            finding: f,
+            seq: first.seq,
+        }];
+    }
     f = f.with_remedy(
         "Compare the architectures the build has with the GPU's",
         Some("python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"".to_owned()),

@@ -3018,6 +3018,12 @@ fn round_40_families() {
     ]);
     let tei = &explain_text(b"    Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\n")[0];
     assert!(tei.message.contains("sm_75"), "{}", tei.message);
+    // Not PyTorch: the steps that apply to any build, not PyTorch's wheels.
+    assert!(
+        has_remedy_command(tei, "compute_cap") && !has_remedy_command(tei, "torch"),
+        "{:?}",
+        tei.remedies
+    );
 }
 
 #[test]
