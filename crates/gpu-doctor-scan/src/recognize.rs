@@ -1939,6 +1939,10 @@ fn cuew_error(text: &str) -> Option<&'static CudaErrorEntry> {
         ("Launch failed", "719"),
         ("Unknown error", "999"),
     ];
+    // The three places all have one of these around the words; most lines have neither.
+    if !(has!(text, "CUDA context (") || has!(text, " in cu")) {
+        return None;
+    }
     CUEW_WORDS.iter().find_map(|&(words, code)| {
         let named = text.match_indices(words).any(|(at, _)| {
             let before = &text[..at];
