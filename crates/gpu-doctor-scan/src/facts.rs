@@ -81,6 +81,10 @@ pub enum OomStyle {
     /// Triton: a kernel's block needs more on-chip shared memory than the GPU has (`out of
     /// resource: shared memory, Required: 131072, Hardware limit: 101376`).
     SharedMemory,
+    /// TensorRT's builder: `Error Code 2: OutOfMemory`, and `Skipping tactic ... due to
+    /// insufficient memory` (marked not a failure). While it picks tactics it reports each one
+    /// that did not fit with the error, then skips it and goes on.
+    TensorRtBuilder,
     /// Anything else that plainly says out of memory.
     Generic,
 }

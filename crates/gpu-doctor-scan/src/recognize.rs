@@ -1665,15 +1665,11 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     // each tactic that did not fit, skips it and goes on (`Skipping tactic 2 due to
     // insufficient memory`): those say so, and are not a failure by themselves; the rules
     // weigh the error against them.
-    if has!(text, "Error Code ") && has!(text, ": OutOfMemory") {
+    let tactic_skipped = has!(text, "Skipping tactic") && has!(text, "insufficient memory");
+    if tactic_skipped || (has!(text, "Error Code ") && has!(text, ": OutOfMemory")) {
         o.framework = fw_line.or(ctx.last_framework);
-        o.style = Some(OomStyle::Generic);
-        return Some((o, false));
-    }
-    if has!(text, "Skipping tactic") && has!(text, "insufficient memory") {
-        o.framework = fw_line.or(ctx.last_framework);
-        o.style = Some(OomStyle::Generic);
-        o.not_a_failure = true;
+        o.style = Some(OomStyle::TensorRtBuilder);
+        o.not_a_failure = tactic_skipped;
         return Some((o, false));
     }
     // NVIDIA DALI's decoders: `Can't allocate 129499136 bytes on device 0.`

@@ -51,7 +51,8 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     let Some(first) = warnings.first() else {
         return Vec::new();
     };
-    let tensorrt = first.text.contains("Skipping tactic");
+    let tensorrt = matches!(&first.kind,
+        ObsKind::Oom(i) if i.style == Some(gpu_doctor_scan::OomStyle::TensorRtBuilder));
     let message = if tensorrt {
         format!(
             "TensorRT skipped {} tactic(s) that did not fit in GPU memory while it built the engine; it goes on with the others, so this alone is not why a build failed (if it did).",

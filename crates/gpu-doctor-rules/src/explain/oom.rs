@@ -59,9 +59,11 @@ pub struct Growth {
     pub per_step_bytes: Option<f64>,
 }
 
-/// TensorRT's builder's `Error Code 2: OutOfMemory` line.
-fn tensorrt_builder_oom(o: &Observation) -> bool {
-    o.text.contains("Error Code ") && o.text.contains(": OutOfMemory")
+/// TensorRT's builder's `Error Code 2: OutOfMemory` (`skipped` false) or its `Skipping tactic
+/// ... insufficient memory` (`skipped` true).
+fn tensorrt_builder(o: &Observation, skipped: bool) -> bool {
+    matches!(&o.kind, ObsKind::Oom(i)
+        if i.style == Some(OomStyle::TensorRtBuilder) && i.not_a_failure == skipped)
 }
 
 /// An observation that is an OOM failure (not `TensorFlow`'s "not a failure" warning), with
@@ -130,13 +132,11 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
     // TensorRT's builder reports each tactic that did not fit as an error, then skips it and
     // builds with another: when it says it skipped tactics, its out-of-memory errors are not
     // the failure.
-    let skipped_tactics = facts.observations.iter().any(|o| {
-        matches!(&o.kind, ObsKind::Oom(i) if i.not_a_failure) && o.text.contains("Skipping tactic")
-    });
+    let skipped_tactics = facts.observations.iter().any(|o| tensorrt_builder(o, true));
     let failures: Vec<(&Observation, OomInfo)> = facts
         .observations
         .iter()
-        .filter(|o| !(skipped_tactics && tensorrt_builder_oom(o)))
+        .filter(|o| !(skipped_tactics && tensorrt_builder(o, false)))
         .filter_map(|o| oom_of(o).map(|i| (o, i)))
         .collect();
     // The last failure is the one that ended the job; among equally informative ones prefer
