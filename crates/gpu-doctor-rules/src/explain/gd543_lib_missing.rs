@@ -102,111 +102,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         };
     };
     let lib = env_detail(&hits).map(|l| l.replace(',', "."));
-    if let Some(l) = lib
-        .as_deref()
-        .and_then(|l| l.strip_prefix(detail::FOR_THE_LINKER))
-    {
+    if let Some(finding) = lib.as_deref().and_then(|l| variant(&hits, l)) {
         return vec![Hit {
-            finding: linker_library(&hits, l),
-            seq: first.seq,
-        }];
-    }
-    if lib.as_deref() == Some(detail::XLA_CUDA_DIR) {
-        return vec![Hit {
-            finding: xla_cuda_dir(&hits),
-            seq: first.seq,
-        }];
-    }
-    if lib
-        .as_deref()
-        .is_some_and(|l| l.starts_with(detail::PTXAS_TOO_OLD))
-    {
-        return vec![Hit {
-            finding: ptxas_too_old(&hits, lib.as_deref().unwrap_or_default()),
-            seq: first.seq,
-        }];
-    }
-    if let Some(header) = lib
-        .as_deref()
-        .and_then(|l| l.strip_prefix(detail::CUDA_HEADER))
-    {
-        return vec![Hit {
-            finding: cuda_header_missing(&hits, header),
-            seq: first.seq,
-        }];
-    }
-    if let Some(module) = lib
-        .as_deref()
-        .and_then(|l| l.strip_prefix(detail::COMPILED_EXTENSION))
-    {
-        return vec![Hit {
-            finding: compiled_extension_missing(&hits, module),
-            seq: first.seq,
-        }];
-    }
-    if let Some(package) = lib
-        .as_deref()
-        .and_then(|l| l.strip_prefix(detail::PIP_CUDA_BUILD))
-    {
-        return vec![Hit {
-            finding: pip_cuda_build(&hits, package),
-            seq: first.seq,
-        }];
-    }
-    if matches!(
-        lib.as_deref(),
-        Some(detail::GL_DRIVER | detail::GL_LIBSTDCXX)
-    ) {
-        return vec![Hit {
-            finding: opengl_driver(&hits, lib.as_deref() == Some(detail::GL_LIBSTDCXX)),
-            seq: first.seq,
-        }];
-    }
-    if lib.as_deref() == Some(detail::CUDA_HOME_UNSET) {
-        return vec![Hit {
-            finding: cuda_home_unset(&hits),
-            seq: first.seq,
-        }];
-    }
-    if lib.as_deref() == Some(detail::STUB_DRIVER_LIBRARY) {
-        return vec![Hit {
-            finding: stub_driver_library(&hits),
-            seq: first.seq,
-        }];
-    }
-    if let Some(l) = lib
-        .as_deref()
-        .filter(|l| l.starts_with("libcuda.") || l.starts_with("libnvidia-ml"))
-    {
-        return vec![Hit {
-            finding: driver_library(&hits, l),
-            seq: first.seq,
-        }];
-    }
-    if let Some(l) = lib
-        .as_deref()
-        .filter(|l| l.starts_with("libnvcuvid") || l.starts_with("libnvidia-encode"))
-    {
-        return vec![Hit {
-            finding: driver_video_library(&hits, l),
-            seq: first.seq,
-        }];
-    }
-    if let Some(l) = lib
-        .as_deref()
-        .filter(|l| l.starts_with("libtorch_cuda") || l.starts_with("libc10_cuda"))
-    {
-        return vec![Hit {
-            finding: torch_library(&hits, l),
-            seq: first.seq,
-        }];
-    }
-    if let Some(l) = lib
-        .as_deref()
-        .filter(|l| !gpu_doctor_scan::is_cuda_library(l))
-    {
-        return vec![Hit {
-            finding: other_library(&hits, l),
+            finding,
             seq: first.seq,
         }];
     }
@@ -265,6 +163,49 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
 }
 
 /// `libfoo.DLL` has the extension `dll`.
+/// The finding for a library (or a detail) that has a variant of its own: the linker's, a
+/// build's header, a driver's library, PyTorch's own, a non-CUDA library, and so on. `None`
+/// for a CUDA library, which gets the rule's main finding.
+fn variant(hits: &[&Observation], lib: &str) -> Option<Finding> {
+    if let Some(l) = lib.strip_prefix(detail::FOR_THE_LINKER) {
+        return Some(linker_library(hits, l));
+    }
+    if lib == detail::XLA_CUDA_DIR {
+        return Some(xla_cuda_dir(hits));
+    }
+    if lib.starts_with(detail::PTXAS_TOO_OLD) {
+        return Some(ptxas_too_old(hits, lib));
+    }
+    if let Some(header) = lib.strip_prefix(detail::CUDA_HEADER) {
+        return Some(cuda_header_missing(hits, header));
+    }
+    if let Some(module) = lib.strip_prefix(detail::COMPILED_EXTENSION) {
+        return Some(compiled_extension_missing(hits, module));
+    }
+    if let Some(package) = lib.strip_prefix(detail::PIP_CUDA_BUILD) {
+        return Some(pip_cuda_build(hits, package));
+    }
+    if matches!(lib, detail::GL_DRIVER | detail::GL_LIBSTDCXX) {
+        return Some(opengl_driver(hits, lib == detail::GL_LIBSTDCXX));
+    }
+    if lib == detail::CUDA_HOME_UNSET {
+        return Some(cuda_home_unset(hits));
+    }
+    if lib == detail::STUB_DRIVER_LIBRARY {
+        return Some(stub_driver_library(hits));
+    }
+    if lib.starts_with("libcuda.") || lib.starts_with("libnvidia-ml") {
+        return Some(driver_library(hits, lib));
+    }
+    if lib.starts_with("libnvcuvid") || lib.starts_with("libnvidia-encode") {
+        return Some(driver_video_library(hits, lib));
+    }
+    if lib.starts_with("libtorch_cuda") || lib.starts_with("libc10_cuda") {
+        return Some(torch_library(hits, lib));
+    }
+    (!gpu_doctor_scan::is_cuda_library(lib)).then(|| other_library(hits, lib))
+}
+
 fn has_extension(lib: &str, ext: &str) -> bool {
     std::path::Path::new(lib)
         .extension()
