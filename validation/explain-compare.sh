@@ -14,6 +14,7 @@ PREV="${PREV:?set PREV to the binary to compare with}"
 OUT="${OUT:?set OUT to an output folder}"
 export BIN OUT
 PY="${PYTHON:-python3}"
+. validation/explain/lib.sh
 
 validation/explain.sh
 validation/explain-unknown.sh
@@ -38,15 +39,7 @@ SIZE_MB="${SIZE_MB:-1024}" LOG=/tmp/gd-bench.log bench/explain/run.sh > "$OUT/be
 
 # One error line, repeated: 400 MB.
 rep=/tmp/gd-repeated.log
-"$PY" -c '
-import sys
-line = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
-with open(sys.argv[1], "wb") as f:
-    block = line * 100000
-    for _ in range(60):
-        f.write(block)
-' "$rep"
-cat "$rep" > /dev/null
+repeated_log "$rep"
 {
   echo "file: $(stat -c %s "$rep") bytes of one repeated error line"
   for b in "$BIN" "$PREV"; do

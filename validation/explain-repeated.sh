@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times `gpu-doctor explain` on one error line repeated (402 MB, the case the scanner's line
-# memo is for) with two builds, alternating them five times in each order so that a warm-up or
-# a noisy moment of the machine does not fall on one build only. Prints user and wall time.
+# memo is for) with two builds, alternating them, five runs with this build first and three with
+# the older one first, so that a warm-up or a noisy moment of the machine does not fall on one
+# build only. Prints user and wall time.
 #
 #   BIN=target/release/gpu-doctor PREV=/path/to/older/gpu-doctor validation/explain-repeated.sh
 set -u
@@ -9,16 +10,8 @@ cd "$(dirname "$0")/.."
 BIN="${BIN:-target/release/gpu-doctor}"
 PREV="${PREV:?set PREV to the binary to compare with}"
 rep="${TMPDIR:-/tmp}/gd-repeated.log"
-python3 -c '
-import sys
-line = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
-with open(sys.argv[1], "wb") as f:
-    block = line * 100000
-    for _ in range(60):
-        f.write(block)
-' "$rep"
-sync
-cat "$rep" > /dev/null
+. validation/explain/lib.sh
+repeated_log "$rep"
 echo "file: $(stat -c %s "$rep") bytes of one repeated error line; $(nproc) cores; $(uptime)"
 timed() { # LABEL BINARY
   /usr/bin/time -o "$rep.time" -f "$1: %e s wall, %U s user, %S s sys, peak RSS %M KB" \

@@ -1,5 +1,5 @@
-# Shared by validation/explain.sh and validation/explain-init.sh (sourced, not run). The caller
-# sets BIN (gpu-doctor), PY (python), DIR (its output folder) and LOG (its step log).
+# Shared by the explain validations (sourced, not run). For `record_env`, `step` and `explain`
+# the caller sets BIN (gpu-doctor), PY (python), DIR (its output folder) and LOG (its step log).
 
 # record_env: the date, the GPUs, PyTorch's CUDA and gpu-doctor's version, to $DIR/env.txt.
 record_env() {
@@ -35,4 +35,19 @@ explain() {
   # The .out file holds stderr too (a --live warning before the JSON on a machine without GPUs).
   cause=$("$PY" -c 'import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index("{"):]); f=d.get("findings") or [{}]; print(f[0].get("code","-"), f[0].get("cause","none"))' "$DIR/$tag.explain-json.out" 2>/dev/null)
   echo "$tag => ${cause:-unparsable}" | tee -a "$DIR/summary.txt"
+}
+
+# repeated_log PATH: writes 402 MB of one error line (the case the scanner's line memo is for)
+# to PATH, synced and read once so that every timed run finds it in the page cache.
+repeated_log() {
+  "${PY:-python3}" -c '
+import sys
+line = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+with open(sys.argv[1], "wb") as f:
+    block = line * 100000
+    for _ in range(60):
+        f.write(block)
+' "$1"
+  sync
+  cat "$1" > /dev/null
 }
