@@ -241,6 +241,9 @@ pub mod detail {
     /// onnxruntime lists no CUDA provider: its CPU-only package is installed (or shadows the
     /// GPU one).
     pub const ONNXRUNTIME_CPU: &str = "onnxruntime";
+    /// onnxruntime-gpu could not create its CUDA provider: the CUDA or cuDNN its release was
+    /// built for is missing (GD543's variant).
+    pub const ORT_CUDA_PROVIDER: &str = "onnxruntime's CUDA provider";
     /// The container runtime refused `NVIDIA_VISIBLE_DEVICES` from an unprivileged container.
     pub const VISIBLE_DEVICES_ENVVAR_REFUSED: &str = "NVIDIA_VISIBLE_DEVICES refused";
     /// Starts the detail of another package built without CUDA (`This CTranslate2 package was

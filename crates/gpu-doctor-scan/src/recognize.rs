@@ -228,6 +228,10 @@ regex!(
     r"driver on your system is too old \(found version (\d+)\)"
 );
 regex!(RE_SM, r"capability (sm_\d+) is not compatible");
+regex!(
+    RE_MATLAB_DRIVER_CUDA,
+    r"driver on your system supports CUDA version (\d+)\.(\d+)"
+);
 // The operation TensorFlow could not place: `for operation MatMul:`, `to node 'Adagrad/...':`.
 regex!(
     RE_TF_PLACED_OP,
@@ -473,6 +477,7 @@ regex!(
     r"Runtime compute cap (\d{2,3}) is not compatible"
 );
 regex!(RE_DALI_ALLOC, r"Can't allocate (\d+) bytes on device (\d+)");
+regex!(RE_DLL_IMPORT, r"DLL load failed while importing (\w+)");
 regex!(
     RE_KOKKOS_ARCH,
     r"on device with compute capability (\d+)\.(\d)\b"
@@ -1631,6 +1636,9 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     }
     if has!(text, "CUDA error: out of memory")
         || has!(text, "CUDA operation failed: out of memory")
+        // The last line of a check macro's report under its `CUDA Error:` header (`Error
+        // code: 2`, then `Error text: out of memory`).
+        || text.starts_with("Error text: out of memory")
         || has!(text, "cudaErrorMemoryAllocation")
         || has!(text, "CUDA_ERROR_OUT_OF_MEMORY")
         || has!(text, "hipErrorOutOfMemory")
@@ -1670,6 +1678,14 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         o.framework = fw_line.or(ctx.last_framework);
         o.style = Some(OomStyle::TensorRtBuilder);
         o.not_a_failure = tactic_skipped;
+        return Some((o, false));
+    }
+    // An allocation call that failed without a reason: `CUDAException: Unable to
+    // cudaMallocPitch` (Sophus/DeepFactors' wrappers name only the call). Running out of
+    // memory is what makes an allocation fail.
+    if has!(text, "Unable to cudaMalloc") {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Generic);
         return Some((o, false));
     }
     // NVIDIA DALI's decoders: `Can't allocate 129499136 bytes on device 0.`
@@ -2479,6 +2495,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         return Some((EnvKind::ArchUnsupported, None));
     }
+    // AliceVision (Meshroom's feature extraction): `CUDA-Enabled GPU detected, but the compute
+    // capabilities is not enough.`, its minimum on a line after.
+    if has!(text, "compute capabilities is not enough") {
+        return Some((EnvKind::ArchUnsupported, None));
+    }
     // A library's own minimum: `Device 0 does not have CUDA compute capability 5.0 or greater`.
     if let Some(c) = RE_NEEDS_CC.captures(text) {
         return Some((
@@ -2518,6 +2539,22 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     }
     if let Some(c) = RE_DRIVER_FOUND.captures(text) {
         return Some((EnvKind::DriverTooOld, Some(c[1].to_owned())));
+    }
+    // MATLAB's GPU support (gpuArray, CUDA MEX files): `The CUDA driver was found, but it is
+    // too old. The CUDA driver on your system supports CUDA version 5.5. The required CUDA
+    // version is 7.5 or greater.` The version is given as cudaDriverGetVersion's number.
+    if has!(text, "CUDA driver was found, but it is too old") {
+        let supports = RE_MATLAB_DRIVER_CUDA.captures(text).and_then(|c| {
+            let major: u32 = c[1].parse().ok()?;
+            let minor: u32 = c[2].parse().ok()?;
+            Some((major * 1000 + minor * 10).to_string())
+        });
+        return Some((EnvKind::DriverTooOld, supports));
+    }
+    // MATLAB again, when no driver library is there at all: `The CUDA driver could not be
+    // loaded. The library name used was 'nvcuda.dll'.` (or `libcuda.so.1`).
+    if has!(text, "The CUDA driver could not be loaded") {
+        return Some((EnvKind::NoDriver, None));
     }
     // NVIDIA's NGC containers check the driver at start-up: `ERROR: This container was built
     // for NVIDIA Driver Release 450.51 or later, but` (the version found is on the next line).
@@ -2749,6 +2786,20 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             EnvKind::LibMissing,
             Some("a CUDA DLL of onnxruntime's CUDA provider".to_owned()),
         ));
+    }
+    // onnxruntime-gpu could not create its CUDA provider and goes on with the CPU: `Failed to
+    // create CUDAExecutionProvider. Please reference .../CUDA-ExecutionProvider.html
+    // #requirements to ensure all dependencies are met.`
+    if has!(text, "Failed to create CUDAExecutionProvider") {
+        return Some(named(EnvKind::LibMissing, detail::ORT_CUDA_PROVIDER));
+    }
+    // Windows' loader could not load a Python extension module or a DLL it needs: `ImportError:
+    // DLL load failed while importing onnxruntime_pybind11_state: The specified module could
+    // not be found.` (the reason is in the system's language).
+    if has!(text, "DLL load failed while importing ")
+        && let Some(c) = RE_DLL_IMPORT.captures(text)
+    {
+        return Some((EnvKind::LibMissing, Some(c[1].to_owned())));
     }
     // NVRTC (CuPy, numba, cuda-python) rejected a compile option: usually the GPU
     // architecture, which an NVRTC older than the GPU does not know.

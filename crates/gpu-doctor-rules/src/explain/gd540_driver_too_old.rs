@@ -15,8 +15,8 @@ Finds `The NVIDIA driver on your system is too old (found version 11000)`, `CUDA
 version is insufficient for CUDA runtime version` (error 35), `the provided PTX was compiled
 with an unsupported toolchain` (222), `system has unsupported display driver / cuda driver
 combination` (803), `forward compatibility was attempted on non supported HW` (804) and the
-container toolkit's `unsatisfied condition: cuda>=12.8`, and turns the driver's CUDA version
-into the wheel to install. XLA's `The NVIDIA driver's CUDA version is 12.4 which is older than
+container toolkit's `unsatisfied condition: cuda>=12.8` and MATLAB's `The CUDA driver was
+found, but it is too old`, and turns the driver's CUDA version into the wheel to install. XLA's `The NVIDIA driver's CUDA version is 12.4 which is older than
 the PTX compiler version 12.5.82` (the job runs, compiling more slowly) is a warning.
 
 ## Why is this bad?

@@ -15,7 +15,8 @@ Finds `no kernel image is available for execution on the device` (CUDA 209), `CU
 capability sm_XX is not compatible with the current PyTorch installation`, `PyTorch no longer
 supports this GPU because it is too old` and `invalid device function`; and software that
 needs a newer GPU than this one: `FlashAttention only supports Ampere GPUs or newer`,
-`Bfloat16 is only supported on GPUs with compute capability of at least 8.0`. Builds for
+`Bfloat16 is only supported on GPUs with compute capability of at least 8.0`, AliceVision's
+`CUDA-Enabled GPU detected, but the compute capabilities is not enough`. Builds for
 another architecture in the words of their own tools: Kokkos' `running kernels compiled for
 compute capability ... on device with compute capability 5.0` (with the `Kokkos_ARCH_` option
 to build with), text-embeddings-inference's `Runtime compute cap 75 is not compatible with

@@ -1,6 +1,6 @@
 //! GD543: a CUDA library (or another shared library the job needs) cannot be loaded.
 
-use super::{Hit, Input, env_detail, env_observations, finding_from};
+use super::{Hit, Input, env_detail, env_observations, finding_from, has_detail};
 use crate::registry::RuleDoc;
 use gpu_doctor_model::{Cause, Finding, Severity};
 use gpu_doctor_scan::{EnvKind, Observation, detail};
@@ -27,7 +27,9 @@ libraries: ...`) is reported too, as a missing library of the installation. So a
 that find no CUDA header (`fatal error: cuda.h`, TensorRT's `NvInfer.h`) or no cuDNN (CMake's
 `Could NOT find CUDNN`), pip without a release of a package built for a CUDA version
 (`No matching distribution found for cupy-cuda90`), ONNX Runtime's CUDA provider library that
-would not load, and OpenGL with no driver it could load (`libGL error: failed to load driver:
+would not load or could not be created (`Failed to create CUDAExecutionProvider`: the CUDA or
+cuDNN its release was built for is missing), Windows' `DLL load failed while importing
+<module>`, and OpenGL with no driver it could load (`libGL error: failed to load driver:
 swrast`: in a container, the NVIDIA GL libraries come only with the graphics capability; when
 Mesa's loader names `GLIBCXX_`, a conda environment's older libstdc++).
 
@@ -101,7 +103,16 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
             vec![wrong_version(&mismatched)]
         };
     };
-    let lib = env_detail(&hits).map(|l| l.replace(',', "."));
+    // onnxruntime's `Failed to create CUDAExecutionProvider` comes after the line that names
+    // the library it could not load, when it printed one: that library says more.
+    let named: Vec<&Observation> = hits
+        .iter()
+        .copied()
+        .filter(|o| !has_detail(o, detail::ORT_CUDA_PROVIDER))
+        .collect();
+    let lib = env_detail(&named)
+        .or_else(|| env_detail(&hits))
+        .map(|l| l.replace(',', "."));
     if let Some(finding) = lib.as_deref().and_then(|l| variant(&hits, l)) {
         return vec![Hit {
             finding,
@@ -187,6 +198,9 @@ fn variant(hits: &[&Observation], lib: &str) -> Option<Finding> {
     }
     if matches!(lib, detail::GL_DRIVER | detail::GL_LIBSTDCXX) {
         return Some(opengl_driver(hits, lib == detail::GL_LIBSTDCXX));
+    }
+    if lib == detail::ORT_CUDA_PROVIDER {
+        return Some(onnxruntime_cuda_provider(hits));
     }
     if lib == detail::CUDA_HOME_UNSET {
         return Some(cuda_home_unset(hits));
@@ -362,6 +376,36 @@ fn pip_cuda_build(hits: &[&Observation], package: &str) -> Finding {
     )
     .with_remedy(
         "Install the package's build for a CUDA version the project publishes and the driver runs (a newer CUDA toolkit, or an older release of the package)",
+        None,
+        None,
+    )
+}
+
+/// onnxruntime-gpu could not create its CUDA provider and runs the model on the CPU. Each
+/// release is built for one CUDA major and one cuDNN major (CUDA 12 and cuDNN 9 on PyPI since
+/// 1.19; cuDNN 8 and 9 do not mix), and loads them from the loader's path, PyTorch's copy or
+/// the `nvidia-*` wheels (`preload_dlls`, since 1.21).
+fn onnxruntime_cuda_provider(hits: &[&Observation]) -> Finding {
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "onnxruntime could not create its CUDA provider, so the model runs on the CPU: the CUDA or cuDNN libraries its release was built for (CUDA 12 and cuDNN 9 for onnxruntime-gpu 1.19 and later on PyPI) are missing, or of another major version.",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "See which release is installed and what it finds, then compare with the requirements table of onnxruntime's CUDA provider",
+        Some("python -c \"import onnxruntime as ort; print(ort.__version__, ort.get_available_providers()); ort.print_debug_info()\"".to_owned()),
+        Some("print_debug_info exists from 1.21; the table: https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements".to_owned()),
+    )
+    .with_remedy(
+        "Install CUDA and cuDNN from pip with it, and load them before the first session",
+        Some("pip install \"onnxruntime-gpu[cuda,cudnn]\"  # then in Python: onnxruntime.preload_dlls()".to_owned()),
+        Some("importing torch (a CUDA 12 build) before onnxruntime also makes its CUDA and cuDNN libraries available".to_owned()),
+    )
+    .with_remedy(
+        "Or install the onnxruntime-gpu release built for the CUDA and cuDNN the machine has (1.18 or older for CUDA 11 and cuDNN 8)",
         None,
         None,
     )

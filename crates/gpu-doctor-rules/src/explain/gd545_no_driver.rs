@@ -19,7 +19,8 @@ Volta need the proprietary module), NVML's `Driver Not Loaded`, a GPU that the l
 release does not support (`NVRM: ... installed in this system is not supported by the NVIDIA
 570.86.15 driver release`: a GPU newer than the driver, a legacy one, or a vGPU given the
 passthrough driver) and NVML's `GPU access blocked by the operating system` (WSL 2 or a
-Hyper-V GPU-partitioned guest without its path to the Windows driver: dxgkrnl, `/dev/dxg`).
+Hyper-V GPU-partitioned guest without its path to the Windows driver: dxgkrnl, `/dev/dxg`),
+and MATLAB's `The CUDA driver could not be loaded` (its gpuArray and CUDA MEX files).
 The same messages printed inside a container (a compose service's prefix, a prompt whose host
 name is a container ID) are GD546's: the container was not given the GPU.
 (A `libcuda.so.1` or `libnvidia-ml.so` that cannot be loaded is GD543's: the driver is often

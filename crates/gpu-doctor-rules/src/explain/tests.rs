@@ -3057,3 +3057,72 @@ fn rounds_41_and_42_families() {
     let fp16 = &explain_text(b"UserWarning: FP16 is not supported on CPU; using FP32 instead\n")[0];
     assert!(fp16.confidence < 0.5, "{}", fp16.confidence);
 }
+
+#[test]
+fn rounds_43_and_44_families() {
+    assert_primary_findings(&[
+        // onnxruntime-gpu without the CUDA or cuDNN its release needs (1679).
+        (
+            "2024-03-10 21:00:56.403012156 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:640 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // Windows' loader and an extension module (1681).
+        (
+            "ImportError: DLL load failed while importing onnxruntime_pybind11_state: The specified module could not be found.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // A check macro's report, its message on the last line (1688).
+        (
+            "CUDA Error:\nFile:       utilities/gpu_vector.cuh\nLine:       83\nError code: 2\nError text: out of memory\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // An allocation call that failed, no reason given (1712).
+        (
+            "Exception in slam: CUDAException: Unable to cudaMallocPitch\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // MATLAB's GPU support (1706, 1707).
+        (
+            "Caused by:\n    The CUDA driver was found, but it is too old. The CUDA driver on your system supports CUDA version 5.5. The required CUDA version\n    is 7.5 or greater.\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        (
+            "Caused by:\n    The CUDA driver could not be loaded. The library name used was 'nvcuda.dll'. The error was:\n    The specified module could not be found.\n",
+            "GD545",
+            Cause::EnvNoDriver,
+        ),
+        // AliceVision's minimum compute capability (1715).
+        (
+            "[02:06:25.958896][error] CUDA-Enabled GPU detected, but the compute capabilities is not enough.\n - Device 0: 2.1, global memory: 961MB\n - Requirements: 3.0, global memory: 0MB\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+    ]);
+    // MATLAB's version is read as the driver's CUDA version.
+    let matlab = &explain_text(
+        b"The CUDA driver was found, but it is too old. The CUDA driver on your system supports CUDA version 5.5. The required CUDA version is 7.5 or greater.\n",
+    )[0];
+    assert!(
+        matlab.message.contains("CUDA up to 5.5"),
+        "{}",
+        matlab.message
+    );
+    // onnxruntime's provider gets its own steps; a library it named first is the finding.
+    let ort = &explain_text(
+        b"[W:onnxruntime:Default, onnxruntime_pybind_state.cc:640 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n",
+    )[0];
+    assert!(has_remedy_command(ort, "preload_dlls"), "{ort:?}");
+    let named = &explain_text(
+        b"[E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory\n[W:onnxruntime:Default, onnxruntime_pybind_state.cc:861 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n",
+    )[0];
+    assert!(
+        named.message.contains("libcublasLt.so.11"),
+        "{}",
+        named.message
+    );
+}
