@@ -575,6 +575,10 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         // The question and its answer on one line, as scripts print them:
         // `torch.cuda.is_available(): False`, `torch.cuda.is_available() = False`.
         detail::TORCH_NO_GPU
+    } else if has!(text, "Attempting to deserialize object on a CUDA device") {
+        // `torch.load` of a checkpoint saved from the GPU: `Attempting to deserialize object
+        // on a CUDA device but torch.cuda.is_available() is False.`
+        detail::TORCH_NO_GPU
     } else if has!(text, "FP16 is not supported on CPU; using FP32 instead")
         || has!(text, "The unoptimized RealESRGAN is slow on CPU")
     {

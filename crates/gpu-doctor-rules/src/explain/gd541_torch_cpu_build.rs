@@ -159,7 +159,7 @@ fn jax_fallback(hits: &[&Observation]) -> Finding {
 /// pulled `torch` from PyPI's CPU index); the others are a driver missing or older than the
 /// build's CUDA, and a container without GPUs. The remedies check them in that order.
 fn torch_no_gpu(hits: &[&Observation]) -> Finding {
-    finding_from(
+    let f = finding_from(
         "GD541",
         Cause::EnvTorchCpuBuild,
         Severity::Error,
@@ -181,7 +181,21 @@ fn torch_no_gpu(hits: &[&Observation]) -> Finding {
         "If it is the CPU build, install a CUDA one from PyTorch's index",
         Some("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126".to_owned()),
         None,
-    )
+    );
+    // `torch.load` of a GPU checkpoint: on a machine meant to run on the CPU, the tensors
+    // must be mapped there.
+    if hits
+        .iter()
+        .any(|o| o.text.contains("deserialize object on a CUDA device"))
+    {
+        f.with_remedy(
+            "If this machine is meant to run on the CPU, load the checkpoint onto it",
+            Some("torch.load(path, map_location=\"cpu\")".to_owned()),
+            None,
+        )
+    } else {
+        f
+    }
 }
 
 /// How the findings start that say only that a framework sees no GPU: a symptom, which any
