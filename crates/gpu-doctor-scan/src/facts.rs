@@ -299,6 +299,9 @@ pub mod detail {
     /// PTX generated for a newer GPU than the one the driver compiles it for (`ptxas fatal :
     /// SM version specified by .target is higher than default SM version assumed`).
     pub const PTX_TARGET_NEWER: &str = "PTX for a newer GPU architecture";
+    /// An NGC container release that does not support this GPU (`Detected NVIDIA ... GPU, which
+    /// is not yet supported in this version of the container`).
+    pub const CONTAINER_GPU: &str = "GPU not supported by this container release";
     /// The driver release does not drive this GPU (`NVRM: The NVIDIA GPU ... installed in this
     /// system is not supported by the NVIDIA 570.86.15 driver release`): a GPU newer than the
     /// driver, one the branch dropped, or a vGPU given a passthrough driver.

@@ -256,6 +256,15 @@ const LINE_STARTS: &[&[u8]] = &[
     b"UserWarning: FP16 is not supported on CPU",
     b"warnings.warn(\"FP16 is not supported on CPU",
     b"UserWarning: The unoptimized RealESRGAN",
+    // llama.cpp's context that did not fit (`llama_new_context_with_model: failed to allocate
+    // compute buffers`), as llama.cpp's functions and LM Studio word it.
+    b"llama_new_context_with_model: failed",
+    b"llama_init_from_model: failed",
+    b"llama_context: failed",
+    b"Failed to initialize the context: failed",
+    // The PCI core on a passed-through device, without dmesg's timestamp (`vfio-pci
+    // 0000:0a:00.0: Unable to change power state from D3cold to D0, device inaccessible`).
+    b"vfio-pci ",
     // Slurm refusing a job (`sbatch: error: Invalid generic resource (gres) specification`).
     b"sbatch: error:",
     b"srun: error:",

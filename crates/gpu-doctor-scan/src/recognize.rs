@@ -597,6 +597,10 @@ fn cpu_build(text: &str, ctx: &mut Context) -> Option<ObsKind> {
         || text.starts_with("Device mapping: no known devices")
     {
         detail::TENSORFLOW_NO_GPU
+    } else if has!(text, "(you have ") && has!(text, "+cpu)") {
+        // xFormers compares its build with the torch it finds: `PyTorch 2.1.2+cu121 with CUDA
+        // 1201 (you have 2.1.2+cpu)`.
+        detail::PYTORCH_CPU
     } else if text.starts_with("Ultralytics ") && has!(text, "+cpu") {
         // Ultralytics' banner names the torch build: `Ultralytics YOLOv8.1.3 🚀 Python-3.10.11
         // torch-2.1.0+cpu` (a CUDA build shows `+cu121 CUDA:0 (...)`).
@@ -1692,6 +1696,14 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         o.style = Some(OomStyle::Generic);
         return Some((o, false));
     }
+    // llama.cpp (and the apps built on it: LM Studio, ollama, Jan) could not allocate the
+    // buffers for a context: `llama_new_context_with_model: failed to allocate compute
+    // buffers`, `Failed to initialize the context: failed to allocate compute pp buffers`.
+    if has!(text, "failed to allocate compute") && has!(text, "buffers") {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
     // NVIDIA DALI's decoders: `Can't allocate 129499136 bytes on device 0.`
     if has!(text, "Can't allocate ")
         && let Some(c) = RE_DALI_ALLOC.captures(text)
@@ -2559,6 +2571,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // loaded. The library name used was 'nvcuda.dll'.` (or `libcuda.so.1`).
     if has!(text, "The CUDA driver could not be loaded") {
         return Some((EnvKind::NoDriver, None));
+    }
+    // NVIDIA's NGC containers check the GPU too: `WARNING: Detected NVIDIA H200 GPU, which is
+    // not yet supported in this version of the container`, and when no GPU passes, `ERROR: No
+    // supported GPU(s) detected to run this container`.
+    if has!(
+        text,
+        "which is not yet supported in this version of the container"
+    ) || has!(text, "No supported GPU(s) detected to run this container")
+    {
+        return Some(named(EnvKind::ArchUnsupported, detail::CONTAINER_GPU));
     }
     // NVIDIA's NGC containers check the driver at start-up: `ERROR: This container was built
     // for NVIDIA Driver Release 450.51 or later, but` (the version found is on the next line).
@@ -3547,7 +3569,11 @@ fn kernel(text: &str) -> Option<ObsKind> {
     // device handle for GPU 0000:0B:00.0: Unknown Error` (or `: GPU is lost`).
     let no_handle =
         has!(text, "Unable to determine the device handle for GPU") && has!(text, "Unknown Error");
-    if has!(text, "fallen off the bus") || has!(text, "GPU is lost") || no_handle {
+    // The PCI core for a device that did not wake up (a passed-through GPU after its VM
+    // stopped): `vfio-pci 0000:0a:00.0: Unable to change power state from D3cold to D0, device
+    // inaccessible`. Like a GPU that fell off the bus, it is gone until the host resets it.
+    let not_woken = has!(text, "from D3cold to D0, device inaccessible");
+    if has!(text, "fallen off the bus") || has!(text, "GPU is lost") || no_handle || not_woken {
         return Some(ObsKind::Xid {
             xid: 79,
             pci: pci(),

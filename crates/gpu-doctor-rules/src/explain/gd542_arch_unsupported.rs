@@ -16,7 +16,9 @@ capability sm_XX is not compatible with the current PyTorch installation`, `PyTo
 supports this GPU because it is too old` and `invalid device function`; and software that
 needs a newer GPU than this one: `FlashAttention only supports Ampere GPUs or newer`,
 `Bfloat16 is only supported on GPUs with compute capability of at least 8.0`, AliceVision's
-`CUDA-Enabled GPU detected, but the compute capabilities is not enough`. Builds for
+`CUDA-Enabled GPU detected, but the compute capabilities is not enough`, and NVIDIA's
+containers on a GPU newer than their release (`Detected NVIDIA ... GPU, which is not yet
+supported in this version of the container`). Builds for
 another architecture in the words of their own tools: Kokkos' `running kernels compiled for
 compute capability ... on device with compute capability 5.0` (with the `Kokkos_ARCH_` option
 to build with), text-embeddings-inference's `Runtime compute cap 75 is not compatible with
@@ -70,6 +72,9 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     }
     if sm.as_deref() == Some(detail::PTX_TARGET_NEWER) {
         return vec![ptx_target_newer(&hits)];
+    }
+    if sm.as_deref() == Some(detail::CONTAINER_GPU) {
+        return vec![container_gpu(&hits)];
     }
     if let Some(cc) = sm
         .as_deref()
@@ -277,6 +282,28 @@ fn ptx_target_newer(hits: &[&Observation]) -> Hit {
         "Generate the PTX for this GPU's architecture or an older one (PTX runs on newer GPUs, never on older ones)",
         Some("nvidia-smi --query-gpu=name,compute_cap --format=csv".to_owned()),
         Some("then build with that architecture: nvcc -arch=compute_50 ..., or the project's own target-architecture setting".to_owned()),
+    );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
+}
+
+/// An NGC container (or one built from NGC's images) checks the GPU at start-up against the
+/// architectures its release was built for: a GPU newer than the release is refused.
+fn container_gpu(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD542",
+        Cause::EnvArchUnsupported,
+        Severity::Error,
+        "This release of the container was not built for this GPU (NVIDIA's containers check the GPU at start-up): the GPU is newer than the CUDA and libraries in the image.",
+        0.9,
+        hits,
+    )
+    .with_remedy(
+        "Use a newer release of the container (its release notes list the GPUs and driver it supports)",
+        Some("nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv".to_owned()),
+        Some("a newer release may need a newer driver too".to_owned()),
     );
     Hit {
         seq: hits[0].seq,

@@ -3126,3 +3126,58 @@ fn rounds_43_and_44_families() {
         named.message
     );
 }
+
+#[test]
+fn rounds_45_and_46_families() {
+    assert_primary_findings(&[
+        // NVIDIA's containers on a GPU newer than their release (1735).
+        (
+            "WARNING: Detected NVIDIA NVIDIA Graphics Device GPU, which is not yet supported in this version of the container\nERROR: No supported GPU(s) detected to run this container\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // A passed-through GPU that did not wake up (1736).
+        (
+            "vfio-pci 0000:0a:00.0: no suspend buffer for LTR; ASPM issues possible after resume\nvfio-pci 0000:0a:00.0: Unable to change power state from D3cold to D0, device inaccessible\n",
+            "GD202",
+            Cause::HwXid,
+        ),
+        // llama.cpp's context that did not fit, in LM Studio's words and its own (1771).
+        (
+            "Failed to load model\nFailed to initialize the context: failed to allocate compute pp buffers\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        (
+            "llama_new_context_with_model: failed to allocate compute buffers\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // xFormers names the CPU-only torch it found (1776).
+        (
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n    Python  3.10.11 (you have 3.10.6)\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+        // torch.load of a GPU checkpoint where PyTorch sees no GPU (1696).
+        (
+            "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.\n",
+            "GD541",
+            Cause::EnvTorchCpuBuild,
+        ),
+    ]);
+    // The container's finding names the fix for a container, not a rebuild.
+    let ngc = &explain_text(
+        b"WARNING: Detected NVIDIA NVIDIA Graphics Device GPU, which is not yet supported in this version of the container\n",
+    )[0];
+    assert!(
+        ngc.message.contains("release of the container"),
+        "{}",
+        ngc.message
+    );
+    // torch.load's message gets the CPU mapping as a way out.
+    let load = &explain_text(
+        b"RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.\n",
+    )[0];
+    assert!(has_remedy_command(load, "map_location"), "{load:?}");
+}
