@@ -293,6 +293,9 @@ pub mod detail {
     /// first (`MESA-LOADER: failed to open swrast: .../libstdc++.so.6: version
     /// `GLIBCXX_3.4.30' not found`).
     pub const GL_LIBSTDCXX: &str = "OpenGL driver against an older libstdc++";
+    /// A compiled extension needs a `std` symbol that the loaded libstdc++ lacks: it was built
+    /// with a newer compiler (`undefined symbol: _ZNSt15__exception_ptr...`).
+    pub const OLDER_LIBSTDCXX: &str = "an older libstdc++ than the extension's compiler";
     /// Starts the detail of a package named for a CUDA version that pip has no release of
     /// (`No matching distribution found for cupy-cuda90`); the requirement follows.
     pub const PIP_CUDA_BUILD: &str = "no pip release of a package for this CUDA: ";
@@ -336,6 +339,9 @@ pub mod detail {
     /// Starts the detail of a CUDA header the compiler cannot find (`fatal error: cuda.h: No
     /// such file or directory`); the header follows.
     pub const CUDA_HEADER: &str = "a CUDA header not found: ";
+    /// A build's compiler finds no header of another library (`fatal error: EGL/egl.h: No such
+    /// file or directory`).
+    pub const BUILD_HEADER: &str = "a header not found: ";
     /// The driver's OptiX is older than the OptiX SDK the software was built with
     /// (`OPTIX_ERROR_UNSUPPORTED_ABI_VERSION`).
     pub const OPTIX_ABI: &str = "the driver's OptiX is older than the software's";

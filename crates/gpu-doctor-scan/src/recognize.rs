@@ -689,11 +689,25 @@ fn cuda_dll_named(text: &str) -> Option<&str> {
     .then_some(dll)
 }
 
-/// The CUDA header in a compiler's `fatal error: <header>: No such file or directory`.
-fn cuda_header_not_found(text: &str) -> Option<&str> {
+/// The header in a compiler's `fatal error: EGL/egl.h: No such file or directory`.
+fn header_not_found(text: &str) -> Option<&str> {
     let (_, rest) = text.split_once("fatal error: ")?;
     let (header, _) = rest.split_once(": No such file or directory")?;
     let name = header.rsplit('/').next()?;
+    std::path::Path::new(name)
+        .extension()
+        .is_some_and(|e| {
+            ["h", "hpp", "cuh"]
+                .iter()
+                .any(|h| e.eq_ignore_ascii_case(h))
+        })
+        .then(|| header.trim())
+}
+
+/// Whether a header is one of CUDA's, its libraries' or TensorRT's (`cuda_runtime.h`,
+/// `cudnn.h`, `cuda/include/cuda.h`, `NvInfer.h`).
+fn is_cuda_header(header: &str) -> bool {
+    let name = header.rsplit('/').next().unwrap_or(header);
     let cuda = [
         "cuda",
         "cudnn",
@@ -715,15 +729,7 @@ fn cuda_header_not_found(text: &str) -> Option<&str> {
         "NvInfer",
         "NvOnnxParser",
     ];
-    let header_file = std::path::Path::new(name).extension().is_some_and(|e| {
-        ["h", "hpp", "cuh"]
-            .iter()
-            .any(|h| e.eq_ignore_ascii_case(h))
-    });
-    header_file
-        .then_some(())
-        .filter(|()| cuda.iter().any(|c| name.starts_with(c)) || header.contains("cuda/"))
-        .map(|()| header.trim())
+    cuda.iter().any(|c| name.starts_with(c)) || header.contains("cuda/")
 }
 
 /// Whether a line is an empty list at a Python prompt (`[]`, IPython's `Out[3]: []`).
@@ -1251,17 +1257,19 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
     }
     if let Some(err) = cuda_error(text) {
         // 803 and 804 by number alone (`Cuda driver error 804 in call at file ...`) say what
-        // their messages say: the kernel driver is too old for the CUDA in use.
-        let too_old = match err.code {
-            Some(803) => Some(detail::ERROR_803),
-            Some(804) => Some(detail::ERROR_804),
+        // their messages say: the kernel driver is too old for the CUDA in use; 209 (nvdiffrast's
+        // `Cuda error: 209[cudaLaunchKernel(...)]`) that the build has no kernel for this GPU.
+        let environment = match err.code {
+            Some(803) => Some((EnvKind::DriverTooOld, Some(detail::ERROR_803))),
+            Some(804) => Some((EnvKind::DriverTooOld, Some(detail::ERROR_804))),
+            Some(209) => Some((EnvKind::ArchUnsupported, None)),
             _ => None,
         };
-        if let Some(d) = too_old {
+        if let Some((env, d)) = environment {
             found.observations.push((
                 ObsKind::Env {
-                    env: EnvKind::DriverTooOld,
-                    detail: Some(d.to_owned()),
+                    env,
+                    detail: d.map(str::to_owned),
                 },
                 hint,
             ));
@@ -1693,6 +1701,14 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     // memory is what makes an allocation fail.
     if has!(text, "Unable to cudaMalloc") {
         o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
+    // transformers/accelerate loading a quantized model that does not fit in the GPU: `Some
+    // modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit
+    // the quantized model.`
+    if has!(text, "Some modules are dispatched on the CPU or the disk") {
+        o.framework = Some(Framework::Pytorch);
         o.style = Some(OomStyle::Generic);
         return Some((o, false));
     }
@@ -2925,6 +2941,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
             Some(format!("{}{extension}", detail::TORCH_EXTENSION)),
         ));
     }
+    // A compiled extension built with a newer C++ compiler than the C++ runtime that got
+    // loaded (a conda environment's older libstdc++): the symbol is in `std`
+    // (`pytorch3d/_C...so: undefined symbol: _ZNSt15__exception_ptr13exception_ptr9_M_addrefEv`).
+    if (has!(text, "undefined symbol: _ZNSt")
+        || has!(text, "undefined symbol: _ZNKSt")
+        || has!(text, "undefined symbol: _ZSt"))
+        && has!(text, ".so")
+    {
+        return Some(named(EnvKind::LibMismatch, detail::OLDER_LIBSTDCXX));
+    }
     // A library (PyTorch's own `libtorch_cuda.so` most often) was linked against a newer
     // NCCL/cuBLAS/cuDNN/... than the one that got loaded: `undefined symbol: ncclCommRegister`.
     if has!(text, "undefined symbol")
@@ -3228,12 +3254,16 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     // No such file or directory`, `fatal error: cudnn.h: No such file or directory`.
     if has!(text, "fatal error: ")
         && has!(text, ": No such file or directory")
-        && let Some(header) = cuda_header_not_found(text)
+        && let Some(header) = header_not_found(text)
     {
-        return Some((
-            EnvKind::LibMissing,
-            Some(format!("{}{header}", detail::CUDA_HEADER)),
-        ));
+        // Any other header belongs to a library whose development files are missing too
+        // (MediaPipe's GPU build: `fatal error: EGL/egl.h: No such file or directory`).
+        let kind = if is_cuda_header(header) {
+            detail::CUDA_HEADER
+        } else {
+            detail::BUILD_HEADER
+        };
+        return Some((EnvKind::LibMissing, Some(format!("{kind}{header}"))));
     }
     // torch.compile's Triton backend refusing a GPU before Volta: `Found NVIDIA GeForce GTX 1070
     // which is too old to be supported by the triton GPU compiler, ... Triton only supports
@@ -3935,12 +3965,30 @@ mod tests {
             code("CUDA error: Launch failed in cuCtxSynchronize(), line 1372"),
             Some(719)
         );
-        assert_eq!(
-            code("CUDA error: No binary for GPU in cuModuleLoad(...)"),
-            Some(209)
+        // 209 is also read as what it means: no kernel for this GPU's architecture.
+        let mut ctx = Context::default();
+        let found = recognize(
+            "CUDA error: No binary for GPU in cuModuleLoad(...)",
+            &mut ctx,
+        );
+        assert!(
+            found
+                .observations
+                .iter()
+                .any(|(o, _)| matches!(o, ObsKind::CudaError(e) if e.code == Some(209))),
+            "{found:?}"
+        );
+        assert!(
+            found.observations.iter().any(|(o, _)| matches!(
+                o,
+                ObsKind::Env {
+                    env: EnvKind::ArchUnsupported,
+                    ..
+                }
+            )),
+            "{found:?}"
         );
         // The words alone, in a sentence, are not an error report.
-        let mut ctx = Context::default();
         let found = recognize("CUDA note: Invalid context handling was improved", &mut ctx);
         assert!(found.observations.is_empty(), "{found:?}");
     }

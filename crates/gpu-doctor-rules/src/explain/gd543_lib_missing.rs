@@ -190,6 +190,9 @@ fn variant(hits: &[&Observation], lib: &str) -> Option<Finding> {
     if let Some(header) = lib.strip_prefix(detail::CUDA_HEADER) {
         return Some(cuda_header_missing(hits, header));
     }
+    if let Some(header) = lib.strip_prefix(detail::BUILD_HEADER) {
+        return Some(header_missing(hits, header));
+    }
     if let Some(module) = lib.strip_prefix(detail::COMPILED_EXTENSION) {
         return Some(compiled_extension_missing(hits, module));
     }
@@ -494,6 +497,30 @@ fn cuda_header_missing(hits: &[&Observation], header: &str) -> Finding {
     .with_remedy(
         "If it is not there, install the toolkit's (or the library's) development files",
         Some("sudo apt install cuda-toolkit-12-8   # cuDNN: libcudnn9-dev-cuda-12; NCCL: libnccl-dev; pip: nvidia-cuda-runtime-cu12 ships cuda_runtime.h".to_owned()),
+        None,
+    )
+}
+
+/// A build's compiler finds no header of a library that is not CUDA's: the library's
+/// development package is not installed, or its include folder is not on the include path.
+fn header_missing(hits: &[&Observation], header: &str) -> Finding {
+    let name = header.rsplit('/').next().unwrap_or(header);
+    finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        format!("The build cannot find the header `{header}`: the development files of the library it belongs to are not installed, or their include folder is not on the compiler's include path."),
+        0.75,
+        hits,
+    )
+    .with_remedy(
+        "Find which package ships the header, and install it (distributions name it -dev or -devel)",
+        Some(format!("apt-file search {header}  # or: dnf provides '*/{header}'; conda: search the conda-forge package that ships it")),
+        None,
+    )
+    .with_remedy(
+        "If the header is already on disk, put its folder on the include path",
+        Some(format!("find / -name '{name}' -path '*include*' 2>/dev/null | head; export CPATH=<that include folder>:$CPATH")),
         None,
     )
 }
@@ -851,6 +878,39 @@ fn torch_extension_mismatch(hits: &[&Observation], extension: &str) -> Hit {
 }
 
 /// A CUDA library that loads but is not the version the package was built against.
+/// A compiled extension needs a C++ standard-library symbol that the loaded libstdc++ does
+/// not have: it was built with a newer compiler than the runtime that comes first (a conda
+/// environment's older libstdc++, or an old system one under a newer toolchain's build).
+fn older_libstdcxx(hits: &[&Observation]) -> Hit {
+    let f = finding_from(
+        "GD543",
+        Cause::EnvLibMissing,
+        Severity::Error,
+        "A compiled extension needs a C++ standard-library symbol that the loaded libstdc++ does not export: it was built with another compiler or C++ runtime than this environment's (for another environment, or with a newer compiler while an older libstdc++ comes first on the loader's path).",
+        0.8,
+        hits,
+    )
+    .with_remedy(
+        "Install the extension's prebuilt build for this environment (its Python, PyTorch and CUDA), or build it here with this environment's compiler",
+        None,
+        None,
+    )
+    .with_remedy(
+        "See which libstdc++ is loaded and which versions it offers",
+        Some("python -c \"import ctypes.util; print(ctypes.util.find_library('stdc++'))\"; strings \"$CONDA_PREFIX/lib/libstdc++.so.6\" | grep GLIBCXX_ | tail -3".to_owned()),
+        None,
+    )
+    .with_remedy(
+        "In a conda environment whose libstdc++ is older than the compiler's, install a newer one",
+        Some("conda install -c conda-forge libstdcxx-ng".to_owned()),
+        None,
+    );
+    Hit {
+        seq: hits[0].seq,
+        finding: f,
+    }
+}
+
 fn wrong_version(hits: &[&Observation]) -> Hit {
     let what = env_detail(hits).unwrap_or_else(|| "A CUDA library".to_owned());
     if what.starts_with(detail::CUDA_TOOLKIT) {
@@ -873,6 +933,9 @@ fn wrong_version(hits: &[&Observation]) -> Hit {
     }
     if what == detail::CUFFT_INTERNAL {
         return cufft_internal(hits);
+    }
+    if what == detail::OLDER_LIBSTDCXX {
+        return older_libstdcxx(hits);
     }
     if let Some(version) = what.strip_prefix(detail::PTXAS_REFUSED) {
         return ptxas_refused(hits, version);

@@ -3181,3 +3181,46 @@ fn rounds_45_and_46_families() {
     )[0];
     assert!(has_remedy_command(load, "map_location"), "{load:?}");
 }
+
+#[test]
+fn rounds_47_and_48_families() {
+    assert_primary_findings(&[
+        // CUDA 209 by its number in nvdiffrast's check (1788).
+        (
+            "RuntimeError: Cuda error: 209[cudaLaunchKernel(func, gridSize, blockSize, args, 0, stream);]\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // A compiled extension that needs a `std` symbol the loaded libstdc++ lacks (1787).
+        (
+            "ImportError: /envs/p3d/lib/python3.8/site-packages/pytorch3d/_C.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZNSt15__exception_ptr13exception_ptr9_M_addrefEv\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+        // transformers/accelerate with a quantized model that does not fit (1809).
+        (
+            "Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in 32-bit, you need to set `load_in_8bit_fp32_cpu_offload=True`\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // A build missing a library's header that is not CUDA's (1820).
+        (
+            "./mediapipe/gpu/gl_base.h:57:10: fatal error: EGL/egl.h: No such file or directory\n #include <EGL/egl.h>\ncompilation terminated.\n",
+            "GD543",
+            Cause::EnvLibMissing,
+        ),
+    ]);
+    // The header's finding names the header and the way to find its package.
+    let header = &explain_text(
+        b"./mediapipe/gpu/gl_base.h:57:10: fatal error: EGL/egl.h: No such file or directory\n",
+    )[0];
+    assert!(header.message.contains("`EGL/egl.h`"), "{}", header.message);
+    assert!(
+        has_remedy_command(header, "apt-file search EGL/egl.h"),
+        "{header:?}"
+    );
+    // CUDA's own headers keep their finding, with the toolkit to install.
+    let cuda =
+        &explain_text(b"foo.cu:1:10: fatal error: cuda_runtime.h: No such file or directory\n")[0];
+    assert!(cuda.message.contains("CUDA header"), "{}", cuda.message);
+}
