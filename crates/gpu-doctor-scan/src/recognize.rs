@@ -2579,7 +2579,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         let supports = RE_MATLAB_DRIVER_CUDA.captures(text).and_then(|c| {
             let major: u32 = c[1].parse().ok()?;
             let minor: u32 = c[2].parse().ok()?;
-            Some((major * 1000 + minor * 10).to_string())
+            // A garbled version (`99999999.5`) gives no number rather than an overflow.
+            let version = major
+                .checked_mul(1000)?
+                .checked_add(minor.checked_mul(10)?)?;
+            Some(version.to_string())
         });
         return Some((EnvKind::DriverTooOld, supports));
     }

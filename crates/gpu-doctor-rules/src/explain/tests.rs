@@ -3224,3 +3224,33 @@ fn rounds_47_and_48_families() {
         &explain_text(b"foo.cu:1:10: fatal error: cuda_runtime.h: No such file or directory\n")[0];
     assert!(cuda.message.contains("CUDA header"), "{}", cuda.message);
 }
+
+#[test]
+fn this_sessions_forms_garbled() {
+    // Truncated, oversized and odd forms of the new messages: a finding or none, never a panic.
+    let garbled: &[&[u8]] = &[
+        b"The CUDA driver was found, but it is too old. The CUDA driver on your system supports CUDA version 99999999999.99999999999.\n",
+        b"The CUDA driver was found, but it is too old. The CUDA driver on your system supports CUDA version 4294968.5\n",
+        b"DLL load failed while importing \n",
+        b"DLL load failed while importing \xff\xfe: \x00\n",
+        b"fatal error: : No such file or directory\n",
+        b"fatal error: .h: No such file or directory\n",
+        b"fatal error: /: No such file or directory\n",
+        b"x.so: undefined symbol: _ZNSt\n",
+        b"Cuda error: 209[\n",
+        b"Cuda error: 99999999999999999999999[\n",
+        b"Failed to create CUDAExecutionProvider\n",
+        b"(you have +cpu)\n",
+        b"failed to allocate compute buffers\n",
+        b"vfio-pci : Unable to change power state from D3cold to D0, device inaccessible\n",
+        b"Some modules are dispatched on the CPU or the disk\n",
+    ];
+    for text in garbled {
+        let _ = explain_text(text);
+    }
+    // The overflowing version is read as no version, not a wrapped number.
+    let f = &explain_text(
+        b"The CUDA driver was found, but it is too old. The CUDA driver on your system supports CUDA version 4294968.5\n",
+    )[0];
+    assert!(!f.message.contains("CUDA up to"), "{}", f.message);
+}
