@@ -479,6 +479,10 @@ regex!(
 regex!(RE_DALI_ALLOC, r"Can't allocate (\d+) bytes on device (\d+)");
 regex!(RE_DLL_IMPORT, r"DLL load failed while importing (\w+)");
 regex!(
+    RE_GPU_RAM_NEEDED,
+    format!(r"\({SIZE} free, need(?:s)? at least {SIZE}\)")
+);
+regex!(
     RE_KOKKOS_ARCH,
     r"on device with compute capability (\d+)\.(\d)\b"
 );
@@ -1702,6 +1706,17 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
     if has!(text, "Unable to cudaMalloc") {
         o.framework = fw_line.or(ctx.last_framework);
         o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
+    // An application's own check before it allocates: VAPOR's `Not enough GPU RAM free (3686MB
+    // free, need at least 4122MB)`.
+    if has!(text, "Not enough GPU RAM") || has!(text, "Not enough GPU memory") {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Generic);
+        if let Some(c) = RE_GPU_RAM_NEEDED.captures(text) {
+            o.free_bytes = size(&c, 1);
+            o.requested_bytes = size(&c, 3);
+        }
         return Some((o, false));
     }
     // transformers/accelerate loading a quantized model that does not fit in the GPU: `Some

@@ -3254,3 +3254,15 @@ fn this_sessions_forms_garbled() {
     )[0];
     assert!(!f.message.contains("CUDA up to"), "{}", f.message);
 }
+
+#[test]
+fn rounds_49_and_50_families() {
+    // An application's own check before it allocates, with its numbers (1836).
+    assert_primary_findings(&[(
+        "Error performing paint event\nNot enough GPU RAM free (3686MB free, need at least 4122MB)\n",
+        "GD500",
+        Cause::OomCapacity,
+    )]);
+    let f = &explain_text(b"Not enough GPU RAM free (3686MB free, need at least 4122MB)\n")[0];
+    assert!(f.message.contains("more"), "{}", f.message);
+}
