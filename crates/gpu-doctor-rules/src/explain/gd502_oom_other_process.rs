@@ -20,7 +20,10 @@ processes hold the memory now: when the message gives only the request (CuPy, JA
 in the way if the request fits the GPU but not what they leave. Without `--live`, JAX's own
 log can say it: the driver refused its preallocation (75% of the GPU) and a smaller retry
 (`Failed to allocate device memory of 104.85GiB`, then `94.37GiB`) before the job failed, so
-that much of the GPU was taken before JAX started.
+that much of the GPU was taken before JAX started. PyTorch before 2.1 does not say what this
+process holds outside its allocator (its CUDA context, library workspaces), nor what a
+desktop's display takes: there, what is left over counts as someone else's only when it is
+more than PyTorch itself reserved.
 
 ## Why is this bad?
 The job would fit on an empty GPU. The memory belongs to another job, a notebook kernel, a

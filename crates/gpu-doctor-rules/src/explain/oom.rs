@@ -309,13 +309,15 @@ pub fn analyse(facts: &LogFacts, live: Option<&Sample>) -> Option<OomAnalysis> {
             .map_or(768 * MIB, |t| (t as f64 * 0.15) as u64)
             .max(768 * MIB);
         // Without "this process has X in use" (PyTorch before 2.1), the arithmetic also
-        // counts the job's own CUDA context and library kernels, up to about 1 GiB.
-        let own_overhead = if others_from == Some("arithmetic") && info.this_process_bytes.is_none()
-        {
-            1 << 30
-        } else {
-            0
-        };
+        // counts the job's own CUDA context and library kernels, up to about 1 GiB, and on a
+        // desktop the display's share: memory outside the job's pool is someone else's only
+        // when it is more than the job itself holds (a neighbour that causes an OOM holds most
+        // of the GPU; a few GiB beside a larger job are its own overheads).
+        let unattributed = others_from == Some("arithmetic") && info.this_process_bytes.is_none();
+        let own_overhead = if unattributed { 1 << 30 } else { 0 };
+        if unattributed && info.reserved_total_bytes.is_some_and(|mine| *o <= mine) {
+            return false;
+        }
         // Without the free memory in the message, "missing" is the whole request; then the
         // others stand in the way when the request fits the GPU but not what they leave.
         let in_the_way = match (req, total, info.free_bytes) {
