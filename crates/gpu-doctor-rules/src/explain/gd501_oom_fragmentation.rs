@@ -13,7 +13,8 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "Out of memory from fragmentation: enough memory is cached or free, but not in one block",
     body: r#"## What it does
 Finds out-of-memory errors whose numbers show the memory was there but unusable: PyTorch held
-more "reserved but unallocated" memory than the request was missing, or the driver reported
+more "reserved but unallocated" memory than the request was missing, and at least 15% of the
+GPU (less is the caching allocator's normal slack at a job's peak), or the driver reported
 more free memory than was requested, or (TensorFlow/JAX) the allocator's pool had room but its
 largest free block was smaller than the request.
 

@@ -3276,3 +3276,15 @@ fn rounds_49_and_50_families() {
     let f = &explain_text(b"Not enough GPU RAM free (3686MB free, need at least 4122MB)\n")[0];
     assert!(f.message.contains("more"), "{}", f.message);
 }
+
+#[test]
+fn the_allocators_normal_slack_is_not_fragmentation() {
+    // 1.07 GiB cached on an 8 GiB GPU covers the 0.4 GiB missing, but it is the allocator's
+    // usual slack at the job's peak: the job is at its limit (1733: a smaller batch fixed it).
+    let slack = "RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0; 8.00 GiB total capacity; 4.41 GiB already allocated; 615.77 MiB free; 5.48 GiB reserved in total by PyTorch)\n";
+    assert_eq!(codes(slack)[0].1, Cause::OomCapacity);
+    // 6.2 GiB cached on a 16 GiB GPU is memory the allocator could not reuse (1041:
+    // max_split_size_mb fixed it).
+    let split = "RuntimeError: CUDA out of memory. Tried to allocate 5.27 GiB (GPU 0; 15.73 GiB total capacity; 6.50 GiB already allocated; 1.47 GiB free; 12.69 GiB reserved in total by PyTorch)\n";
+    assert_eq!(codes(split)[0].1, Cause::OomFragmentation);
+}
