@@ -523,6 +523,11 @@ fn header_missing(hits: &[&Observation], header: &str) -> Finding {
         Some(format!("find / -name '{name}' -path '*include*' 2>/dev/null | head; export CPATH=<that include folder>:$CPATH")),
         None,
     )
+    .with_remedy(
+        "If it belongs to the project or a library it vendors (CUTLASS in flash-attention, a third_party/ folder), fetch the submodules the checkout lacks",
+        Some("git submodule update --init --recursive".to_owned()),
+        None,
+    )
 }
 
 /// CUDA's assembler run on a file by a compiler that emits newer PTX than it knows (Triton
