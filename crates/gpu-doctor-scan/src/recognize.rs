@@ -49,6 +49,9 @@ pub(crate) struct Context {
     /// An out-of-memory failure was read: the BFC allocator's per-bin dump after it adds
     /// nothing; without one (a paste that kept only the dump), the dump is the failure.
     pub saw_oom: bool,
+    /// PyTorch's capability check named this GPU's compute capability (`Found GPU0 ... which
+    /// is of cuda capability 12.1.`): the build's range follows, on this line or the next two.
+    pub gpu_capability: Option<(u32, u32)>,
 }
 
 /// A question about the CUDA build whose answer is on the next line.
@@ -478,6 +481,14 @@ regex!(
 );
 regex!(RE_DALI_ALLOC, r"Can't allocate (\d+) bytes on device (\d+)");
 regex!(RE_DLL_IMPORT, r"DLL load failed while importing (\w+)");
+regex!(
+    RE_FOUND_CAPABILITY,
+    r"which is of cuda capability (\d{1,3})\.(\d{1,3})"
+);
+regex!(
+    RE_CAPABILITY_RANGE,
+    r"\((\d{1,3})\.(\d{1,3})\) - \((\d{1,3})\.(\d{1,3})\)"
+);
 regex!(
     RE_GPU_RAM_NEEDED,
     format!(r"\({SIZE} free, need(?:s)? at least {SIZE}\)")
@@ -992,6 +1003,33 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return inner;
     }
 
+    // PyTorch's capability check (2.7 and later): `Found GPU0 NVIDIA GB10 which is of cuda
+    // capability 12.1.`, `Minimum and Maximum cuda capability supported by this version of
+    // PyTorch is`, `(8.0) - (12.0)`, on one line or three.
+    if has!(text, "which is of cuda capability")
+        && let Some(c) = RE_FOUND_CAPABILITY.captures(text)
+    {
+        ctx.gpu_capability = c[1].parse().ok().zip(c[2].parse().ok());
+        found.starts_multiline = true;
+    }
+    if let Some(capability) = ctx.gpu_capability
+        && let Some(c) = RE_CAPABILITY_RANGE.captures(text)
+    {
+        ctx.gpu_capability = None;
+        let bound = |major: usize, minor: usize| -> Option<(u32, u32)> {
+            Some((c[major].parse().ok()?, c[minor].parse().ok()?))
+        };
+        if let (Some(lowest), Some(highest)) = (bound(1, 2), bound(3, 4))
+            && let Some(sm) = outside_the_build(capability, lowest, highest)
+        {
+            let obs = ObsKind::Env {
+                env: EnvKind::ArchUnsupported,
+                detail: Some(sm),
+            };
+            found.observations.push((obs, Some(Framework::Pytorch)));
+        }
+        return found;
+    }
     // The BFC allocator's statistics block, and a CUDA check macro's report (`CUDA Error:`,
     // then `File:`, `Line:`, `Error code: 98`, `Error text: invalid device function`): their
     // numbers are on the lines that follow.
@@ -1297,6 +1335,14 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         found.observations.push((obs, hint));
     }
     found
+}
+
+/// The GPU's architecture (`sm_61`) when PyTorch's build cannot run on it: below the build's
+/// lowest capability, or of a newer major than its highest. A newer minor of the highest
+/// major (a GB10's 12.1 beside a build up to 12.0) runs that major's kernels, and the warning
+/// PyTorch prints for it is harmless.
+fn outside_the_build(gpu: (u32, u32), lowest: (u32, u32), highest: (u32, u32)) -> Option<String> {
+    (gpu < lowest || gpu.0 > highest.0).then(|| format!("sm_{}{}", gpu.0, gpu.1))
 }
 
 /// The cuBLAS status a line names: the first that is not `CUBLAS_STATUS_SUCCESS` (a check

@@ -13,7 +13,10 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     body: r#"## What it does
 Finds `no kernel image is available for execution on the device` (CUDA 209), `CUDA
 capability sm_XX is not compatible with the current PyTorch installation`, `PyTorch no longer
-supports this GPU because it is too old` and `invalid device function`; and software that
+supports this GPU because it is too old`, PyTorch's range check (`Found GPU0 ... which is of
+cuda capability 6.1.` ... `(7.5) - (12.0)`: a GPU below the range, or of a newer major; a newer
+minor of the highest major runs its kernels, so that warning is no finding) and `invalid device
+function`; and software that
 needs a newer GPU than this one: `FlashAttention only supports Ampere GPUs or newer`,
 `Bfloat16 is only supported on GPUs with compute capability of at least 8.0`, AliceVision's
 `CUDA-Enabled GPU detected, but the compute capabilities is not enough`, and NVIDIA's
@@ -111,6 +114,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
         )),
         Some(c) if c >= 80 => Some((
             "this GPU needs a CUDA 11+ build",
+            "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
+        )),
+        // PyTorch's CUDA 12.6 builds keep sm_50 to sm_90; its CUDA 12.8 builds start at sm_70
+        // (2.8) and its CUDA 13 builds at sm_75.
+        Some(c) if (50..75).contains(&c) => Some((
+            "the CUDA 12.6 builds keep Maxwell, Pascal and Volta (the CUDA 12.8 and 13 builds start at sm_70 or sm_75)",
             "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
         )),
         Some(c) if c < 50 => Some((

@@ -3288,3 +3288,26 @@ fn the_allocators_normal_slack_is_not_fragmentation() {
     let split = "RuntimeError: CUDA out of memory. Tried to allocate 5.27 GiB (GPU 0; 15.73 GiB total capacity; 6.50 GiB already allocated; 1.47 GiB free; 12.69 GiB reserved in total by PyTorch)\n";
     assert_eq!(codes(split)[0].1, Cause::OomFragmentation);
 }
+
+#[test]
+fn pytorchs_capability_range_is_read_with_the_gpus() {
+    // A Pascal GPU under a build that starts at 7.5: no kernels, and the CUDA 12.6 builds
+    // that keep it are the way back.
+    let old = "UserWarning:\n    Found GPU0 NVIDIA GeForce GTX 1080 which is of cuda capability 6.1.\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\n    (7.5) - (12.0)\n";
+    let f = &explain_text(old.as_bytes())[0];
+    assert_eq!(f.cause, Cause::EnvArchUnsupported, "{}", f.message);
+    assert!(f.message.contains("sm_61"), "{}", f.message);
+    assert!(has_remedy_command(f, "whl/cu126"), "{f:?}");
+    // A newer major than the build's highest, on one line.
+    let new = "Found GPU0 NVIDIA GeForce RTX 5090 which is of cuda capability 12.0. Minimum and Maximum cuda capability supported by this version of PyTorch is (5.0) - (9.0)\n";
+    assert_eq!(
+        explain_text(new.as_bytes())[0].cause,
+        Cause::EnvArchUnsupported
+    );
+    // A newer minor of the highest major runs that major's kernels: the warning is harmless
+    // (1845, a GB10's 12.1 beside a build up to 12.0).
+    let harmless = "Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\nMinimum and Maximum cuda capability supported by this version of PyTorch is\n(8.0) - (12.0)\n";
+    assert!(explain_text(harmless.as_bytes()).is_empty());
+    // A range with no GPU before it is nothing.
+    assert!(explain_text(b"(7.5) - (12.0)\n").is_empty());
+}
