@@ -262,6 +262,11 @@ const LINE_STARTS: &[&[u8]] = &[
     b"llama_init_from_model: failed",
     b"llama_context: failed",
     b"Failed to initialize the context: failed",
+    // CUDA errors without a trigger word, as the classic `HANDLE_ERROR` check macro prints
+    // them: `unspecified launch failure in pyramid_level.cu at line 196`.
+    b"unspecified launch failure",
+    b"the launch timed out and was terminated",
+    b"too many resources requested for launch",
     // The PCI core on a passed-through device, without dmesg's timestamp (`vfio-pci
     // 0000:0a:00.0: Unable to change power state from D3cold to D0, device inaccessible`).
     b"vfio-pci ",

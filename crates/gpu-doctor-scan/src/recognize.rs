@@ -1929,6 +1929,9 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         "cuda assert: ",
         // The last line of a check macro's report under a `CUDA Error:` header.
         "Error text: ",
+        // The classic `HANDLE_ERROR` macro: `<message> in <file>.cu at line <n>`.
+        ".cu at line ",
+        ".cuh at line ",
         // The miners' check macro (`Cuda error in func 'x' at line 701 : unspecified launch
         // failure.`) and nvdiffrast's (`Cuda error: 700[cudaMemcpyAsync(...)]`).
         "Cuda error in func",

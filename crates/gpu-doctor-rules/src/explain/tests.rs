@@ -3311,3 +3311,21 @@ fn pytorchs_capability_range_is_read_with_the_gpus() {
     // A range with no GPU before it is nothing.
     assert!(explain_text(b"(7.5) - (12.0)\n").is_empty());
 }
+
+#[test]
+fn the_classic_check_macros_line() {
+    // `HANDLE_ERROR`'s `<message> in <file>.cu at line <n>`, whose message has no trigger word
+    // (1713).
+    assert_primary_findings(&[(
+        "running md slam ... \nunspecified launch failure in /catkin_ws/src/md_slam/pyramid_level.cu at line 196.\n",
+        "GD510",
+        Cause::IllegalAccess,
+    )]);
+    // The other untriggered starts: a launch that asked for too many registers or threads.
+    let resources =
+        &explain_text(b"too many resources requested for launch in kernels/scan.cu at line 88\n");
+    assert!(
+        resources.first().is_some_and(|f| f.message.contains("701")),
+        "{resources:?}"
+    );
+}
