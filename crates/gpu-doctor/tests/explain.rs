@@ -56,6 +56,8 @@ const FIXTURES: &[&str] = &[
     "err-graph-capture",
     "err-jax-oom-beside-holder",
     "err-cupy-oom-beside-holder",
+    "err-macro-trap",
+    "err-macro-oom",
 ];
 
 #[test]
@@ -117,6 +119,10 @@ fn primary_causes_of_the_h200_fixtures() {
         // others were there first; CuPy's message names only the request (--live tells).
         ("err-jax-oom-beside-holder", "oom_other_process"),
         ("err-cupy-oom-beside-holder", "oom_capacity"),
+        // A CUDA C program's check macros: the classic HANDLE_ERROR line after a kernel that
+        // trapped (CUDA 719), and the multi-line report of a 1 TiB cudaMalloc.
+        ("err-macro-trap", "illegal_access"),
+        ("err-macro-oom", "oom_capacity"),
     ];
     for (name, cause) in expect {
         let out = gpu_doctor(

@@ -278,6 +278,25 @@ pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
                 batch_detail,
             ));
         }
+        // A program that calls CUDA itself (a check macro's report, a C++ library, llama.cpp):
+        // PyTorch's levers do not apply.
+        _ if !from_pytorch(a) => {
+            out.push((
+                "Process less at once: a smaller batch, tile, chunk, image or context".to_owned(),
+                None,
+                need.map(|m| format!("{} is missing", size(m))),
+            ));
+            out.push((
+                "Keep on the GPU only what the next step needs: free buffers before the peak, or keep large data in host memory and copy it in pieces".to_owned(),
+                None,
+                None,
+            ));
+            out.push((
+                "Use the program's own memory options where it has them (lower precision, fewer layers on the GPU, a memory limit)".to_owned(),
+                None,
+                None,
+            ));
+        }
         _ => {
             out.push((
                 "Use a smaller batch and keep the effective batch with gradient accumulation"
@@ -305,6 +324,19 @@ pub(crate) fn capacity_remedies(a: &OomAnalysis) -> Vec<RemedyParts> {
         }
     }
     out
+}
+
+/// Whether the OOM came from PyTorch (or a program whose framework the log does not name but
+/// whose messages are PyTorch's): its levers are batch size, mixed precision, checkpointing.
+fn from_pytorch(a: &OomAnalysis) -> bool {
+    match a.framework {
+        Some(Framework::Pytorch) => true,
+        Some(Framework::Cuda | Framework::Other) => false,
+        _ => a
+            .all
+            .iter()
+            .any(|o| o.text.contains("torch") || o.text.contains("Tried to allocate")),
+    }
 }
 
 /// A `CUDA error: out of memory` from PyTorch without numbers: say what is and is not known,

@@ -3329,3 +3329,22 @@ fn the_classic_check_macros_line() {
         "{resources:?}"
     );
 }
+
+#[test]
+fn a_program_that_calls_cuda_itself_gets_remedies_of_its_own() {
+    // A check macro's report (the H200's 1 TiB cudaMalloc): no PyTorch levers.
+    let raw = &explain_text(
+        b"CUDA Error:\n    File:       check_macros.cu\n    Line:       47\n    Error code: 2\n    Error text: out of memory\n",
+    )[0];
+    assert_eq!(raw.cause, Cause::OomCapacity);
+    assert!(!has_remedy_command(raw, "torch"), "{raw:?}");
+    assert!(
+        raw.remedies[0].action.contains("Process less at once"),
+        "{raw:?}"
+    );
+    // PyTorch's own message keeps its levers.
+    let torch = &explain_text(
+        b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 78.07 GiB memory in use. Of the allocated memory 76.01 GiB is allocated by PyTorch, and 500.00 MiB is reserved by PyTorch but unallocated.\n",
+    )[0];
+    assert!(has_remedy_command(torch, "torch.autocast"), "{torch:?}");
+}
