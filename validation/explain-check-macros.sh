@@ -7,17 +7,8 @@
 #   OUT=/tmp/out validation/explain-check-macros.sh   (from the repo root, after cargo build --release)
 set -u
 cd "$(dirname "$0")/.."
-BIN="${BIN:-target/release/gpu-doctor}"
-PY="${PYTHON:-python3}"
-DIR="${OUT:?set OUT to an output folder}/explain-check-macros"
-mkdir -p "$DIR"
-LOG="$DIR/steps.log"
-: > "$LOG"
-: > "$DIR/summary.txt"
-
 . validation/explain/lib.sh
-
-record_env
+begin explain-check-macros
 step build 300 nvcc -o "$DIR/check_macros" validation/explain/check_macros.cu
 for c in trap oom; do
   step "macro_$c" 60 "$DIR/check_macros" "$c"

@@ -8,17 +8,8 @@
 #   OUT=/tmp/out validation/explain-init.sh   (from the repo root, after cargo build --release)
 set -u
 cd "$(dirname "$0")/.."
-BIN="${BIN:-target/release/gpu-doctor}"
-PY="${PYTHON:-python3}"
-DIR="${OUT:?set OUT to an output folder}/explain-init"
-mkdir -p "$DIR"
-LOG="$DIR/steps.log"
-: > "$LOG"
-: > "$DIR/summary.txt"
-
 . validation/explain/lib.sh
-
-record_env
+begin explain-init
 
 step torch_host_alloc 60 "$PY" validation/explain/errors.py torch_host_alloc
 explain torch_host_alloc

@@ -7,17 +7,8 @@
 #   OUT=/tmp/out validation/explain-live.sh   (from the repo root, after cargo build --release)
 set -u
 cd "$(dirname "$0")/.."
-BIN="${BIN:-target/release/gpu-doctor}"
-PY="${PYTHON:-python3}"
-DIR="${OUT:?set OUT to an output folder}/explain-live"
-mkdir -p "$DIR"
-LOG="$DIR/steps.log"
-: > "$LOG"
-: > "$DIR/summary.txt"
-
 . validation/explain/lib.sh
-
-record_env
+begin explain-live
 
 "$PY" validation/explain/errors.py hold > "$DIR/hold.out" 2>&1 &
 holder=$!

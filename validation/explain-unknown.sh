@@ -9,17 +9,8 @@
 #   OUT=/tmp/out validation/explain-unknown.sh   (from the repo root, after cargo build --release)
 set -u
 cd "$(dirname "$0")/.."
-BIN="${BIN:-target/release/gpu-doctor}"
-PY="${PYTHON:-python3}"
-DIR="${OUT:?set OUT to an output folder}/explain-unknown"
-mkdir -p "$DIR"
-LOG="$DIR/steps.log"
-: > "$LOG"
-: > "$DIR/summary.txt"
-
 . validation/explain/lib.sh
-
-record_env
+begin explain-unknown
 
 for c in torch_shape_mismatch torch_cpu_index jax_shape_mismatch missing_shared_lib torch_graph_capture; do
   step "$c" 120 "$PY" validation/explain/errors.py "$c"

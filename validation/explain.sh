@@ -9,17 +9,8 @@
 #   OUT=/tmp/out validation/explain.sh      (from the repo root, after cargo build --release)
 set -u
 cd "$(dirname "$0")/.."
-BIN="${BIN:-target/release/gpu-doctor}"
-PY="${PYTHON:-python3}"
-DIR="${OUT:?set OUT to an output folder}/explain"
-mkdir -p "$DIR"
-LOG="$DIR/steps.log"
-: > "$LOG"
-
 . validation/explain/lib.sh
-
-record_env
-: > "$DIR/summary.txt"
+begin explain
 
 for c in torch_oom torch_frag torch_fraction torch_malloc_async torch_leak torch_eval_autograd torch_assert \
          torch_nll_assert torch_badordinal cupy_illegal cupy_misaligned cupy_oom jax_oom; do

@@ -1,5 +1,19 @@
-# Shared by the explain validations (sourced, not run). For `record_env`, `step` and `explain`
-# the caller sets BIN (gpu-doctor), PY (python), DIR (its output folder) and LOG (its step log).
+# Shared by the explain validations (sourced, not run, from the repo root). `begin NAME` sets
+# DIR (the output folder) and LOG (its step log) for `record_env`, `step` and `explain`; BIN
+# (gpu-doctor) and PY (python) default here unless the caller or the environment set them.
+BIN="${BIN:-target/release/gpu-doctor}"
+PY="${PYTHON:-python3}"
+
+# begin NAME: $OUT/NAME as the output folder, with an empty step log and summary, and the
+# environment recorded.
+begin() {
+  DIR="${OUT:?set OUT to an output folder}/$1"
+  mkdir -p "$DIR"
+  LOG="$DIR/steps.log"
+  : > "$LOG"
+  : > "$DIR/summary.txt"
+  record_env
+}
 
 # record_env: the date, the GPUs, PyTorch's CUDA and gpu-doctor's version, to $DIR/env.txt.
 record_env() {
