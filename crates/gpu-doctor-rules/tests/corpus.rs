@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The score this test guards (see the module docs).
-const FLOOR: f64 = 78.9;
+const FLOOR: f64 = 79.4;
 /// The score the issue asks for.
 const TARGET: f64 = 90.0;
 

@@ -200,11 +200,24 @@ fn strip_quote_marks(mut s: &str) -> &str {
     if let Some(rest) = s.strip_prefix("**") {
         s = rest;
     }
+    // The gutter Python (3.11+) draws before each line of an exception group's members
+    // (`  | Traceback ...`, `  | E   ptxas fatal ...` under pytest). A table row (nvidia-smi's
+    // `|   0  Tesla T4 ... |`) ends with its bar and keeps it.
+    if let Some(rest) = exception_group_gutter(s) {
+        s = rest;
+    }
     // pytest's mark before each line of the error it reports: `E       RuntimeError: ...`.
     if let Some(rest) = s.strip_prefix(PYTEST_ERROR_MARK) {
         s = rest.trim_start();
     }
     s
+}
+
+/// What follows an exception group's gutter (`| ` before a line that does not end with a
+/// bar), if the line has one.
+fn exception_group_gutter(s: &str) -> Option<&str> {
+    let rest = s.strip_prefix("| ")?;
+    (!s.ends_with('|')).then(|| rest.trim_start())
 }
 
 /// pytest's mark on the lines of the error a failed test raised.
@@ -469,6 +482,21 @@ mod tests {
             clean(b"I1234 is not a log line").text,
             "I1234 is not a log line"
         );
+    }
+
+    #[test]
+    fn an_exception_groups_gutter_is_not_part_of_the_line() {
+        assert_eq!(
+            clean(b"  | ValueError: bad shape").text,
+            "ValueError: bad shape"
+        );
+        assert_eq!(
+            clean(b"  | E           RuntimeError: CUDA error").text,
+            "RuntimeError: CUDA error"
+        );
+        // A table row keeps its bars.
+        let row = "|   0  Tesla T4            Off  | 00000000:00:1E.0 Off |                    0 |";
+        assert_eq!(clean(row.as_bytes()).text, row);
     }
 
     #[test]

@@ -495,6 +495,15 @@ pub enum ObsKind {
         /// How the log shows it, for the finding's evidence.
         how: String,
     },
+    /// The log shows this machine has an NVIDIA GPU with its driver loaded, in a line that is
+    /// no error: the driver's `/proc/driver/nvidia/gpus/.../information` (`GPU Firmware:`), a
+    /// CI runner's `GPUs UIDs: GPU-...`, a start script's `NVIDIA GPU detected`. Context for
+    /// a missing nvidia-smi, which beside it means this environment was not given the
+    /// driver's files.
+    GpuPresent {
+        /// How the log shows it, for the finding's evidence.
+        how: String,
+    },
     /// The driver refuses work until the GPU is reset: `NVRM: nvAssertOkFailedNoLog:
     /// Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`.
     GpuResetRequired {
@@ -610,6 +619,7 @@ impl ObsKind {
             ObsKind::PciBarUnassigned { .. } => "pci_bar_unassigned",
             ObsKind::PciBarBusy { .. } => "pci_bar_busy",
             ObsKind::Container { .. } => "container",
+            ObsKind::GpuPresent { .. } => "gpu_present",
             ObsKind::GpuInitFailed { .. } => "gpu_init_failed",
         }
     }

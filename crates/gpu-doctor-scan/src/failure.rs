@@ -15,7 +15,7 @@ use crate::facts::{FailureForm, ObsKind};
 pub(crate) fn starts_like_failure(line: &[u8]) -> bool {
     match line.first() {
         Some(b'F') if glog_fatal(line) => true,
-        Some(b'S' | b'A' | b'B' | b't' | b'F' | b'K')
+        Some(b'S' | b'A' | b'B' | b't' | b'F' | b'K' | b'n')
             if CRASH_STARTS
                 .iter()
                 .chain(FATAL_STARTS)
@@ -197,8 +197,14 @@ fn fatal(line: &[u8]) -> bool {
 /// Line starts of a process that died: the shell's and libc's words for a signal.
 const CRASH_STARTS: &[&[u8]] = &[b"Segmentation fault", b"Aborted", b"Bus error", b"Killed"];
 
-/// Line starts of a fatal error that is not a signal's: Python's and the C++ runtime's.
-const FATAL_STARTS: &[&[u8]] = &[b"Fatal Python error", b"terminate called after throwing"];
+/// Line starts of a fatal error that is not a signal's: Python's, the C++ runtime's, nvcc's.
+const FATAL_STARTS: &[&[u8]] = &[
+    b"Fatal Python error",
+    b"terminate called after throwing",
+    // CUDA's compiler driver giving up (`nvcc fatal   : Unsupported gpu architecture
+    // 'compute_71'` when no GPU has that architecture; the other causes have rules).
+    b"nvcc fatal",
+];
 
 /// glog's fatal line: `F` and the date (`F0823 10:05:15.257066 ...`).
 fn glog_fatal(line: &[u8]) -> bool {

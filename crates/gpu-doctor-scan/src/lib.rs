@@ -232,6 +232,15 @@ const LINE_STARTS: &[&[u8]] = &[
     b"Cuda driver error",
     // The miners' check macro: `Cuda error in func 'x' at line 701 : unspecified launch failure.`
     b"Cuda error",
+    // Torch7's and PyTorch ≤0.4's check (`THCudaCheck FAIL file=... line=147 error=4 :
+    // unspecified launch failure`): no trigger word unless the error's words hold one.
+    b"THCudaCheck",
+    // An application's check of the driver for NVENC: `Minimum required Nvidia driver is 570.0
+    // or newer`.
+    b"Minimum required Nvidia driver",
+    // MLX (Apple's GPU) out of memory, through the C++ runtime: `libc++abi: terminating due to
+    // uncaught exception of type std::runtime_error: [malloc_or_wait] Unable to allocate ...`.
+    b"libc++abi: terminating",
     // vLLM's and SGLang's CUDA check, which spells it `Cuda` (`Failed: Cuda error
     // /w/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two
     // devices'`).
@@ -445,7 +454,15 @@ fn line_start_matches(line: &[u8]) -> bool {
         .take(16)
         .take_while(|b| **b == b' ' || **b == b'\t')
         .count();
-    let rest = &line[indent..];
+    let mut rest = &line[indent..];
+    // An exception group's gutter and pytest's error mark (`  | E   ptxas fatal ...`) stand
+    // before the line's own start; the cleaning removes them too.
+    if rest.starts_with(b"| ") && rest.last() != Some(&b'|') {
+        rest = rest[2..].trim_ascii_start();
+    }
+    if rest.starts_with(b"E   ") {
+        rest = rest[1..].trim_ascii_start();
+    }
     let fixed_start = rest.first().is_some_and(|&first| {
         LINE_STARTS_BY_FIRST_BYTE[usize::from(first)]
             .iter()

@@ -87,6 +87,7 @@ fn recognise_afresh(text: &str, ctx: &mut Context) -> Recognised {
             | ObsKind::GpuProcess { .. }
             | ObsKind::Temperature { .. }
             | ObsKind::Container { .. }
+            | ObsKind::GpuPresent { .. }
             | ObsKind::Oom(_) => {}
             _ => ctx.saw_error = true,
         }

@@ -187,6 +187,9 @@ regex!(
     RE_CUDA_NUMBER,
     r"(?:cuda runtime error \((\d+)\)|(?:CUDA|Cuda|cuda) error:?\s*=?\s*(\d+)|CUDA_ERROR_[A-Z_]+ \((\d+)\)|code=(\d+)\b|error=(\d+)\b|error code (\d+)\b|CUresult (\d+)|CudaAPIError: \[(\d+)\]|Cuda error\((\d+)\)|Cuda driver error (\d+)|call to cu\w+ returned error (\d+))"
 );
+/// The groups of [`RE_CUDA_NUMBER`] whose words any program may print: `code=`, `error=`,
+/// `error code`.
+const GENERIC_NUMBER_GROUPS: [usize; 3] = [4, 5, 6];
 // (`fail` at the end of a line: a hard-wrapped `failed.`)
 regex!(
     RE_ASSERT,
@@ -803,6 +806,10 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         // make failing in DKMS's build tree of the NVIDIA module: `make[2]: *** [...:
         // /var/lib/dkms/nvidia/470.239.06/build] Error 2` (the word is translated: `Chyba 2`).
         || (text.starts_with("make") && has!(text, ": *** [") && has!(text, "/dkms/nvidia"))
+        // DKMS's own report of a failed build, which names the module on its next line:
+        // `Error! Bad return status for module build on kernel: 6.5.2-arch1-1 (x86_64)`, then
+        // `Consult /var/lib/dkms/nvidia/390.157/build/make.log for more information.`
+        || (text.starts_with("Consult /var/lib/dkms/nvidia") && has!(text, "make.log"))
         // nvidia-installer refusing while nouveau drives the GPU (its banner may be cut off).
         || has!(text, "Nouveau kernel driver is currently in use")
     {
@@ -814,6 +821,24 @@ fn driver_install(text: &str, ctx: &Context) -> Option<ObsKind> {
         .strip_prefix("ERROR:")
         .map(|rest| rest.trim().chars().take(160).collect());
     Some(ObsKind::DriverInstall { outcome, detail })
+}
+
+/// A line that shows an NVIDIA GPU with its driver loaded on this machine, and is no error
+/// (see [`ObsKind::GpuPresent`]).
+fn gpu_present(text: &str) -> Option<String> {
+    // The driver's own file: only a loaded driver writes `GPU Firmware:` there.
+    if text.starts_with("GPU Firmware:") {
+        return Some("the driver's /proc/driver/nvidia/gpus entry".to_owned());
+    }
+    // A GitHub Actions runner's banner names the GPUs it was given by UUID.
+    if text.starts_with("GPUs UIDs: GPU-") {
+        return Some("the CI runner's GPU list".to_owned());
+    }
+    // A start script's own check (LocalAI's, ollama's images).
+    if text.starts_with("NVIDIA GPU detected") && !has!(text, "not") {
+        return Some("the program's own GPU check".to_owned());
+    }
+    None
 }
 
 /// A package manager that cannot find the kernel's headers, which the driver's module is
@@ -961,6 +986,10 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
             },
             None,
         ));
+    }
+    if let Some(how) = gpu_present(text) {
+        found.observations.push((ObsKind::GpuPresent { how }, None));
+        return found;
     }
     if let Some(name) = compose_container(text) {
         found.observations.push((
@@ -1298,6 +1327,19 @@ pub(crate) fn recognize(text: &str, ctx: &mut Context) -> Found {
         return found;
     }
     if let Some(err) = cuda_error(text) {
+        // CUDA error 2 by number alone (nvdiffrast's `Cuda error: 2[cudaMalloc(...)]`, a check
+        // macro's `CUDA error 2 at file.cu:88`) is an allocation that failed: the out-of-memory
+        // recognisers know it by its words, which such a line does not print.
+        if err.code == Some(2) {
+            let oom = OomInfo {
+                framework: framework_of(text),
+                style: Some(OomStyle::CudaCall),
+                ..OomInfo::default()
+            };
+            let fw = oom.framework.or(hint);
+            found.observations.push((ObsKind::Oom(oom), fw));
+            return found;
+        }
         // 803 and 804 by number alone (`Cuda driver error 804 in call at file ...`) say what
         // their messages say: the kernel driver is too old for the CUDA in use; 209 (nvdiffrast's
         // `Cuda error: 209[cudaLaunchKernel(...)]`) that the build has no kernel for this GPU.
@@ -1713,6 +1755,25 @@ fn oom(text: &str, ctx: &Context, wrapped_request: Option<u64>) -> Option<(OomIn
         o.style = Some(OomStyle::CudaCall);
         return Some((o, false));
     }
+    // XLA could not shrink the program below the memory it may use, even by recomputing:
+    // `Can't reduce memory use below -30.29GiB (-32529110990 bytes) by rematerialization;
+    // only reduced to 49.62GiB`. (A negative target: the limit was used up before the
+    // program's own buffers.) The RESOURCE_EXHAUSTED that follows may not be printed.
+    if has!(text, "Can't reduce memory use below") && has!(text, "rematerialization") {
+        o.framework = fw_line.or(ctx.last_framework);
+        o.style = Some(OomStyle::Xla);
+        return Some((o, false));
+    }
+    // Apple's MLX (on the GPU's Metal heap): `[metal::malloc] Unable to allocate 12 bytes.`,
+    // older releases `[malloc_or_wait] Unable to allocate ...`.
+    if (has!(text, "[metal::malloc] Unable to allocate")
+        || has!(text, "[malloc_or_wait] Unable to allocate"))
+    {
+        o.framework = Some(Framework::Other);
+        o.device_kind = Some("MPS".to_owned());
+        o.style = Some(OomStyle::Generic);
+        return Some((o, false));
+    }
     let lower_has_oom = has!(text, "out of memory") || has!(text, "Out of memory");
     // PyTorch's bare form when an allocation fails outside its usual message (ComfyUI's
     // model loader, `torch.empty` on a full GPU): `torch.OutOfMemoryError: Allocation on
@@ -1968,8 +2029,11 @@ fn cuda_error(text: &str) -> Option<CudaErrorInfo> {
         .flatten()
         .and_then(|c| u32::from_str_radix(&c[1], 16).ok())
         .and_then(|code| lookup_cuda_error(&code.to_string()));
+    // The generic forms (`code=2`, `error=2`, `error code 2`) are CUDA's only beside other
+    // CUDA words: `ERROR: failed with error code 1` is some program's exit status.
     let number = RE_CUDA_NUMBER.captures(text).and_then(|c| {
         (1..=11)
+            .filter(|g| has_context || !GENERIC_NUMBER_GROUPS.contains(g))
             .find_map(|g| c.get(g))
             .and_then(|m| m.as_str().parse::<u32>().ok())
     });
@@ -2084,6 +2148,26 @@ static RE_DMA_DEVICE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?:Request device \[|device=)((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])",
     )
 });
+
+/// Whether `compute_71`/`sm_71` names an architecture some NVIDIA GPU has. Numbers from 100 up
+/// count as real: the newest architectures are added with each CUDA release, and a wrong "no"
+/// here would hide a toolkit too old for a new GPU.
+fn real_architecture(arch: &str) -> bool {
+    const BELOW_100: &[u32] = &[
+        10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88,
+        89, 90,
+    ];
+    let digits: String = arch
+        .rsplit('_')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse::<u32>()
+        .map_or(true, |n| n >= 100 || BELOW_100.contains(&n))
+}
 
 static RE_PTXAS_ARCH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Value '(sm_[0-9]+[a-z]?)' is not defined for option 'gpu-name'"));
@@ -2341,6 +2425,9 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
         text,
         "Driver does not support the required nvenc API version"
     ) || has!(text, "minimum required Nvidia driver for nvenc")
+        // An application's own wording of the same check: `Required: NVENC API 13.0`, then
+        // `Minimum required Nvidia driver is 570.0 or newer`.
+        || text.starts_with("Minimum required Nvidia driver is")
         // NVIDIA's Video Processing Framework: `LoadNvEncAPI: Current Driver Version does not
         // support this NvEncodeAPI version, please upgrade driver`.
         || has!(text, "does not support this NvEncodeAPI version")
@@ -3081,6 +3168,11 @@ fn env(text: &str) -> Option<(EnvKind, Option<String>)> {
     {
         // The compiler is older than the architecture it was asked for.
         let arch = RE_QUOTED_ARCH.captures(text).map(|c| c[1].to_owned());
+        // Unless no GPU ever had that architecture (`compute_71`): then the build script
+        // asked for a typo, which no toolkit supports, and the line is a plain build failure.
+        if arch.as_deref().is_some_and(|a| !real_architecture(a)) {
+            return None;
+        }
         return Some((
             EnvKind::ArchUnsupported,
             arch.map(|a| format!("{}{a}", detail::COMPILER_TOO_OLD)),

@@ -56,7 +56,9 @@ type SpecialFinding = fn(&[&Observation]) -> Finding;
 
 pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     // Inside a container the plain messages mean the container did not get the GPU: GD546.
-    if super::gd546_visible_devices::no_driver_in_container(input).is_some() {
+    if super::gd546_visible_devices::no_driver_in_container(input).is_some()
+        || super::gd546_visible_devices::nvidia_smi_missing_beside_a_gpu(input).is_some()
+    {
         return Vec::new();
     }
     let all = env_observations(input, EnvKind::NoDriver);

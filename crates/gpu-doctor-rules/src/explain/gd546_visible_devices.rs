@@ -24,7 +24,10 @@ docker's `cannot set both Count and DeviceIDs` gets advice of its own. A plain "
 message (`Found no NVIDIA driver`, nvidia-smi's `couldn't communicate with the NVIDIA driver`)
 printed inside a container (a docker compose service's `name-1  | ` prefix, a shell prompt whose
 host name is a container ID) is reported here rather than by GD545: the container was not given
-the GPU.
+the GPU. So is a missing nvidia-smi (`bash: nvidia-smi: command not found`) in a log that also
+shows the GPU with its driver loaded (the driver's `/proc/driver/nvidia/gpus/.../information`,
+a CI runner's `GPUs UIDs: GPU-...`, a start script's `NVIDIA GPU detected`): the machine has
+the driver, and this environment was not given its files.
 
 ## Why is this bad?
 The job addressed a GPU index that does not exist in its view: `CUDA_VISIBLE_DEVICES`
@@ -54,6 +57,12 @@ pub(crate) fn check(input: &Input<'_>) -> Vec<Hit> {
     if let Some(evidence) = no_driver_in_container(input) {
         return vec![Hit {
             finding: container_not_given_the_gpu(&evidence),
+            seq: evidence[0].seq,
+        }];
+    }
+    if let Some(evidence) = nvidia_smi_missing_beside_a_gpu(input) {
+        return vec![Hit {
+            finding: tools_not_given(&evidence),
             seq: evidence[0].seq,
         }];
     }
@@ -337,6 +346,56 @@ pub(crate) fn no_driver_in_container<'a>(input: &'a Input<'_>) -> Option<Vec<&'a
     evidence.extend(env_observations(input, EnvKind::VisibleDevices));
     evidence.sort_by_key(|o| o.seq);
     Some(evidence)
+}
+
+/// A missing nvidia-smi where the log also shows the GPU with its driver loaded (see
+/// `ObsKind::GpuPresent`), and no other "no driver" message: the machine has the driver, and
+/// this environment (a container, a CI job's container) was not given its files. Both lines,
+/// in log order. GD545 stays silent when this answers.
+pub(crate) fn nvidia_smi_missing_beside_a_gpu<'a>(
+    input: &'a Input<'_>,
+) -> Option<Vec<&'a Observation>> {
+    let present = input.facts.of_kind("gpu_present").next()?;
+    let no_driver = env_observations(input, EnvKind::NoDriver);
+    if no_driver.is_empty()
+        || !no_driver
+            .iter()
+            .all(|o| has_detail(o, detail::NVIDIA_SMI_MISSING))
+    {
+        return None;
+    }
+    let mut evidence = vec![present];
+    evidence.extend(no_driver);
+    evidence.sort_by_key(|o| o.seq);
+    Some(evidence)
+}
+
+fn tools_not_given(evidence: &[&Observation]) -> Finding {
+    let how = evidence
+        .iter()
+        .find_map(|o| match &o.kind {
+            ObsKind::GpuPresent { how } => Some(how.as_str()),
+            _ => None,
+        })
+        .unwrap_or("another line");
+    finding_from(
+        "GD546",
+        Cause::EnvVisibleDevices,
+        Severity::Error,
+        format!("nvidia-smi is missing here although the log shows an NVIDIA GPU on this machine ({how}): this environment, most often a container started without the NVIDIA runtime, was not given the driver's files, and its GPU jobs will find no GPU either."),
+        0.6,
+        evidence,
+    )
+    .with_remedy(
+        "Ask for the GPU when the container starts",
+        Some("docker run --gpus all ...   # compose: deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]".to_owned()),
+        Some("Kubernetes: runtimeClassName: nvidia (where the runtime is not the default) and resources.limits: nvidia.com/gpu: 1; a CI job's container: pass NVIDIA_VISIBLE_DEVICES through (GitHub Actions: container.options: --gpus all)".to_owned()),
+    )
+    .with_remedy(
+        "Give it the driver's tools and compute libraries, not only the device",
+        Some("NVIDIA_DRIVER_CAPABILITIES=compute,utility".to_owned()),
+        Some("nvidia-smi comes with the `utility` capability; images not built from NVIDIA's CUDA images set neither variable".to_owned()),
+    )
 }
 
 /// Inside a container, "no driver" means the container did not get the GPU: a container

@@ -12,8 +12,10 @@ pub(crate) static DOC: RuleDoc = RuleDoc {
     summary: "The NVIDIA driver installer (nvidia-installer, DKMS) failed or refused to install",
     body: r"## What it does
 Reads the output of nvidia-installer (the `.run` file, the GPU operator's driver container) and
-of DKMS: its `ERROR:` lines, the refusal to install while an NVIDIA kernel module is loaded,
-and DKMS's refusal to replace a module of the same version.
+of DKMS: its `ERROR:` lines, its failed build of the module (`Error! Bad return status for
+module build`, with the make.log it names, whose first compiler error the first remedy
+shows), the refusal to install while an NVIDIA kernel module is loaded, and DKMS's refusal to
+replace a module of the same version.
 
 ## Why is this bad?
 A failed installation leaves the machine without a working driver, which every GPU job then
@@ -106,12 +108,26 @@ fn failed(seen: &[&Observation]) -> Finding {
     } else {
         f
     };
-    f.with_remedy(
+    // DKMS names its build log (`Consult /var/lib/dkms/nvidia/390.157/build/make.log ...`):
+    // the compiler's first error is there, not in nvidia-installer's log.
+    let dkms_log = seen.iter().find_map(|o| {
+        let start = o.text.find("/var/lib/dkms/nvidia")?;
+        let path = o.text[start..].split_whitespace().next()?;
+        path.ends_with("make.log").then(|| path.to_owned())
+    });
+    let f = match dkms_log {
+        Some(log) => f.with_remedy(
+            "Read DKMS's build log for the compiler's first error",
+            Some(format!("grep -n -m5 -B2 -A4 'error' {log}")),
+            Some("errors about kernel functions or headers mean this driver branch does not build on this kernel: boot a kernel the branch supports, or use a driver release (or the distribution's patched package) made for it".to_owned()),
+        ),
+        None => f.with_remedy(
             "Read the installer's log for the first error",
             Some("sudo grep -i -B2 -A8 error /var/log/nvidia-installer.log".to_owned()),
             None,
-        )
-        .with_remedy(
+        ),
+    };
+    f.with_remedy(
             "Install the headers of the running kernel, then install again",
             Some("sudo apt install linux-headers-$(uname -r)   # dnf: kernel-devel-$(uname -r)".to_owned()),
             None,

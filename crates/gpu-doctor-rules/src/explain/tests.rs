@@ -3254,6 +3254,18 @@ fn this_sessions_forms_garbled() {
         b"failed to allocate compute buffers\n",
         b"vfio-pci : Unable to change power state from D3cold to D0, device inaccessible\n",
         b"Some modules are dispatched on the CPU or the disk\n",
+        // The forms of 2026-12-01's miss review.
+        b"nvcc fatal   : Unsupported gpu architecture 'compute_'\n",
+        b"nvcc fatal   : Unsupported gpu architecture 'compute_99999999999999999999'\n",
+        b"nvcc fatal\n",
+        b"Cuda error: 2[\n",
+        b"CUDA error 2\n",
+        b"Consult /var/lib/dkms/nvidia make.log\n",
+        b"GPU Firmware:\nnvidia-smi: command not found\n",
+        b"THCudaCheck\n",
+        b"Minimum required Nvidia driver is\n",
+        b"[metal::malloc] Unable to allocate\n",
+        b"Can't reduce memory use below by rematerialization\n",
     ];
     for text in garbled {
         let _ = explain_text(text);
@@ -3347,4 +3359,120 @@ fn a_program_that_calls_cuda_itself_gets_remedies_of_its_own() {
         b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 78.07 GiB memory in use. Of the allocated memory 76.01 GiB is allocated by PyTorch, and 500.00 MiB is reserved by PyTorch but unallocated.\n",
     )[0];
     assert!(has_remedy_command(torch, "torch.autocast"), "{torch:?}");
+}
+
+#[test]
+fn cuda_error_2_by_number_is_an_out_of_memory() {
+    // nvdiffrast's check and a check macro print the number only; 2 is
+    // cudaErrorMemoryAllocation (and CUDA_ERROR_OUT_OF_MEMORY) in every CUDA release.
+    assert_primary_findings(&[
+        (
+            "Traceback (most recent call last):\n  File \"render.py\", line 3, in <module>\nRuntimeError: Cuda error: 2[cudaMalloc(&buffer, bytes);]\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        (
+            "CUDA error 2 at /build/kernels/conv.cu:5500\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+    ]);
+    // `error code N` with no CUDA word beside it is some program's status, not CUDA's.
+    let exit = &explain_text(b"ERROR: failed with error code 1\n")[0];
+    assert_eq!(exit.code.0, "GD579", "{exit:?}");
+    // Beside CUDA words the generic forms still count.
+    let named = &explain_text(b"CUDA error: code=1 (cudaErrorInvalidValue)\n")[0];
+    assert!(named.message.contains("invalid argument"), "{named:?}");
+}
+
+#[test]
+fn the_miss_review_of_2026_12_01_families() {
+    assert_primary_findings(&[
+        // nvcc asked for an architecture no GPU has: a typo in the build script (1822).
+        (
+            "make[5]: *** [renderHand.cu.o] Error 1\nnvcc fatal   : Unsupported gpu architecture 'compute_71'\n",
+            "GD579",
+            Cause::Other,
+        ),
+        // A real one the toolkit does not know is still the toolkit's age.
+        (
+            "nvcc fatal   : Unsupported gpu architecture 'compute_120'\n",
+            "GD542",
+            Cause::EnvArchUnsupported,
+        ),
+        // MLX out of memory on Apple's GPU (1175).
+        (
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] Unable to allocate 12 bytes.\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        (
+            "RuntimeError: [metal::malloc] Unable to allocate 4294967296 bytes.\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // XLA that cannot fit the program even by recomputing (915).
+        (
+            "2024-02-19 15:14:56.882326: W external/xla/xla/service/hlo_rematerialization.cc:2941] Can't reduce memory use below -30.29GiB (-32529110990 bytes) by rematerialization; only reduced to 49.62GiB (53280000080 bytes), down from 49.62GiB (53280000080 bytes) originally\n",
+            "GD500",
+            Cause::OomCapacity,
+        ),
+        // An application's NVENC driver check (1737).
+        (
+            "Required: NVENC API 13.0\nMinimum required Nvidia driver is 570.0 or newer\n",
+            "GD540",
+            Cause::EnvDriverTooOld,
+        ),
+        // Torch7's check, which has no trigger word of its own.
+        (
+            "THCudaCheck FAIL file=/tmp/cutorch/lib/THC/generic/THCStorage.c line=147 error=4 : unspecified launch failure\n",
+            "GD510",
+            Cause::IllegalAccess,
+        ),
+        // DKMS failing to build the NVIDIA module (1861).
+        (
+            "Error! Bad return status for module build on kernel: 6.5.2-arch1-1 (x86_64)\nConsult /var/lib/dkms/nvidia/390.157/build/make.log for more information.\n",
+            "GD548",
+            Cause::EnvNoDriver,
+        ),
+        // nvidia-smi missing where the log shows the GPU (1694, 1849, 532) ...
+        (
+            "/__w/_temp/e5.sh: line 1: nvidia-smi: command not found\n##[group]NVIDIA Managed Runner\nGPUs UIDs: GPU-00766149-eda1-acb8-f0d3-5209bc616237\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "bash: nvidia-smi: command not found\n$ cat /proc/driver/nvidia/gpus/0000:07:00.0/information\nModel:           NVIDIA A10\nGPU Firmware:    535.129.03\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+        (
+            "NVIDIA GPU detected\n/aio/entrypoint.sh: line 52: nvidia-smi: command not found\n",
+            "GD546",
+            Cause::EnvVisibleDevices,
+        ),
+    ]);
+    // An exception group's gutter under pytest (1127): the line behind it is read.
+    assert_primary_findings(&[(
+        "  | E           numba.cuda.cudadrv.driver.LinkerError: [218] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\n  | E           ptxas application ptx input, line 9; fatal   : Unsupported .version 6.2; current version is '6.1'\n",
+        "GD540",
+        Cause::EnvDriverTooOld,
+    )]);
+    // ... and alone it still says nothing about the driver (1857).
+    let alone = &explain_text(
+        b"coder@15a2d07c1ad2:~/project$ nvidia-smi\nbash: nvidia-smi: command not found\n",
+    )[0];
+    assert_eq!(
+        (alone.code.0.as_str(), alone.cause),
+        ("GD545", Cause::Other),
+        "{alone:?}"
+    );
+    // DKMS's finding reads the build log it names.
+    let dkms = &explain_text(
+        b"Consult /var/lib/dkms/nvidia/390.157/build/make.log for more information.\n",
+    )[0];
+    assert!(
+        has_remedy_command(dkms, "/var/lib/dkms/nvidia/390.157/build/make.log"),
+        "{dkms:?}"
+    );
 }
